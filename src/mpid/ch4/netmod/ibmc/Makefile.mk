@@ -1,0 +1,33 @@
+##
+## Copyright (C) by the ibmc authors.
+##     See COPYRIGHT in top-level directory
+##
+
+if BUILD_CH4_NETMOD_IBMC
+
+noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_impl.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_types.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_verbs.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_wire.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_devsel.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_frag.h
+
+mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_init.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_device.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_devsel.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_verbs.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_conn.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_am_recv.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_progress.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_hooks.c
+
+errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt
+
+endif

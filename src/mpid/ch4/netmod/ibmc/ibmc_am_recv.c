@@ -1,0 +1,140 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* Receiving: eager buffers in the shared receive queue, packets handed to
+ * MPIDIG's target callbacks, multi-packet messages reassembled per peer. */
+
+#include <mpidimpl.h>
+#include "ibmc_types.h"
+
+int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) (st->rbufs + (size_t) idx * MPIDI_IBMC_global.packet_size),
+        .length = (uint32_t) MPIDI_IBMC_global.packet_size,
+        .lkey = st->mr->lkey
+    };
+    struct ibv_recv_wr wr = {
+        .wr_id = IBMC_WR_ID(IBMC_WR_RC_RECV, idx),
+        .sg_list = &sge,
+        .num_sge = 1
+    }, *bad;
+    int rc = ibv_post_srq_recv(st->hca.srq, &wr, &bad);
+    if (rc) {
+        char ebuf[128];
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                      "ibv_post_srq_recv", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+    }
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const size_t stride = IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES;
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) (st->ud_rbufs + (size_t) idx * stride),
+        .length = (uint32_t) stride,
+        .lkey = st->mr->lkey
+    };
+    struct ibv_recv_wr wr = {
+        .wr_id = IBMC_WR_ID(IBMC_WR_UD_RECV, idx),
+        .sg_list = &sge,
+        .num_sge = 1
+    }, *bad;
+    int rc = ibv_post_recv(st->hca.ud_qp, &wr, &bad);
+    if (rc) {
+        char ebuf[128];
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                      "ibv_post_recv(UD)", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+    }
+    return mpi_errno;
+}
+
+static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, MPI_Aint am_hdr_sz,
+                   MPI_Aint msg_sz)
+{
+    uint32_t attr = 0;
+    MPIDIG_AM_ATTR_SET_VCIS(attr, src_vci, dst_vci);
+    return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, (char *) am_hdr + am_hdr_sz,
+                                                     msg_sz - am_hdr_sz, attr, NULL);
+}
+
+static int proto_error(int rank, const char *what)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_proto", "**ibmc_proto %d %s", rank, what);
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) pkt;
+
+    if (len < sizeof(*h) || h->src_rank >= (uint32_t) st->world_size)
+        return proto_error(-1, "a packet too short or from an unknown rank");
+
+    MPIDI_IBMC_conn_t *conn = &st->conns[h->src_rank];
+    const char *payload = pkt + sizeof(*h);
+    size_t plen = len - sizeof(*h);
+
+    conn->rx_pkts++;
+    conn->rx_bytes += len;
+    if (conn->cm.state != IBMC_CM_CONNECTED) {
+        mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_RECV_RC, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    switch (h->type) {
+        case IBMC_PKT_RTU:
+            break;
+
+        case IBMC_PKT_AM:
+            if (h->handler_id >= MPIDI_AM_HANDLERS_MAX || h->am_hdr_sz > h->msg_sz ||
+                plen < h->am_hdr_sz)
+                return proto_error(conn->rank, "a malformed active-message header");
+            if (plen == h->msg_sz && !ibmc_reasm_active(&conn->rx)) {
+                /* the whole message is here: hand it over in place */
+                mpi_errno = deliver(h->handler_id, h->src_vci, h->dst_vci, (void *) payload,
+                                    h->am_hdr_sz, (MPI_Aint) h->msg_sz);
+                MPIR_ERR_CHECK(mpi_errno);
+            } else {
+                char *buf = MPL_malloc(h->msg_sz, MPL_MEM_BUFFER);
+                MPIR_ERR_CHKANDJUMP(!buf, mpi_errno, MPI_ERR_OTHER, "**nomem");
+                int rc = ibmc_reasm_first(&conn->rx, buf, h->msg_sz, payload, plen);
+                if (rc < 0) {
+                    MPL_free(buf);
+                    return proto_error(conn->rank, ibmc_reasm_strerror(rc));
+                }
+                conn->rx_handler_id = h->handler_id;
+                conn->rx_src_vci = h->src_vci;
+                conn->rx_dst_vci = h->dst_vci;
+                conn->rx_am_hdr_sz = h->am_hdr_sz;
+            }
+            break;
+
+        case IBMC_PKT_AM_CONT:{
+                int rc = ibmc_reasm_cont(&conn->rx, payload, plen);
+                if (rc < 0)
+                    return proto_error(conn->rank, ibmc_reasm_strerror(rc));
+                if (rc == IBMC_REASM_COMPLETE) {
+                    MPI_Aint msg_sz = (MPI_Aint) conn->rx.msg_sz;
+                    char *buf = ibmc_reasm_take(&conn->rx);
+                    mpi_errno = deliver(conn->rx_handler_id, conn->rx_src_vci, conn->rx_dst_vci,
+                                        buf, conn->rx_am_hdr_sz, msg_sz);
+                    MPL_free(buf);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                break;
+            }
+
+        default:
+            return proto_error(conn->rank, "an unknown packet type");
+    }
+  fn_fail:
+    return mpi_errno;
+}

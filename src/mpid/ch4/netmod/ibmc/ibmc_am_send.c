@@ -1,0 +1,260 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* Sending CH4 active messages over RC queue pairs.
+ *
+ * Every message is copied (packed) into registered eager buffers, one packet
+ * at a time; the origin callback runs as soon as the last byte is copied out
+ * of the user's buffer.  A message that fits one packet, to a connected peer
+ * with nothing queued, goes straight out; everything else waits in the
+ * peer's FIFO, which keeps MPI's non-overtaking order and never interleaves
+ * two messages on one QP (see ibmc_frag.h). */
+
+#include <mpidimpl.h>
+#include "ibmc_types.h"
+
+static int alloc_sbuf(MPIDI_IBMC_state_t * st)
+{
+    int idx = st->sbuf_free;
+    if (idx >= 0)
+        st->sbuf_free = st->sbufs[idx].next_free;
+    return idx;
+}
+
+void MPIDI_IBMC_sbuf_release(MPIDI_IBMC_state_t * st, int idx)
+{
+    st->sbufs[idx].peer = -1;
+    st->sbufs[idx].next_free = st->sbuf_free;
+    st->sbuf_free = idx;
+}
+
+static int can_post(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    return st->sbuf_free >= 0 && conn->sq_inflight < st->sq_depth;
+}
+
+static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx, size_t len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) st->sbufs[idx].buf,
+        .length = (uint32_t) len,
+        .lkey = st->mr->lkey
+    };
+    struct ibv_send_wr wr, *bad;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    st->sbufs[idx].peer = conn->rank;
+    int rc = ibv_post_send(conn->qp, &wr, &bad);
+    if (rc) {
+        char ebuf[128];
+        MPIDI_IBMC_sbuf_release(st, idx);
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                             "ibv_post_send(RC)", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+    }
+    conn->sq_inflight++;
+    conn->tx_pkts++;
+    conn->tx_bytes += len;
+  fn_fail:
+    return mpi_errno;
+}
+
+static void fill_hdr(MPIDI_IBMC_state_t * st, ibmc_pkt_hdr_t * h, int type, int handler_id,
+                     int src_vci, int dst_vci, MPI_Aint am_hdr_sz, MPI_Aint msg_sz)
+{
+    memset(h, 0, sizeof(*h));
+    h->src_rank = (uint32_t) st->my_rank;
+    h->type = (uint8_t) type;
+    h->src_vci = (uint8_t) src_vci;
+    h->dst_vci = (uint8_t) dst_vci;
+    h->handler_id = (uint16_t) handler_id;
+    h->am_hdr_sz = (uint32_t) am_hdr_sz;
+    h->msg_sz = (uint64_t) msg_sz;
+}
+
+static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MPI_Aint offset,
+                     char *dst, MPI_Aint len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint actual = 0;
+    if (len == 0)
+        return MPI_SUCCESS;
+    mpi_errno = MPIR_Typerep_pack(data, count, datatype, offset, dst, len, &actual);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Assert(actual == len);
+  fn_fail:
+    return mpi_errno;
+}
+
+static int post_rtu(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    int idx = alloc_sbuf(st);
+    ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) st->sbufs[idx].buf;
+    fill_hdr(st, h, IBMC_PKT_RTU, 0, 0, 0, 0, 0);
+    conn->need_rtu = 0;
+    return post_sbuf(st, conn, idx, sizeof(*h));
+}
+
+/* Emit the next packet of `op`; the caller checked can_post(). */
+static int post_next_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                            MPIDI_IBMC_sendop_t * op)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const size_t cap = (size_t) MPIDI_IBMC_global.packet_size - sizeof(ibmc_pkt_hdr_t);
+    ibmc_frag_t f;
+    int idx = alloc_sbuf(st);
+    char *p = st->sbufs[idx].buf;
+    ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) p;
+
+    ibmc_frag_next(&op->tx, cap, &f);
+    p += sizeof(*h);
+    if (f.is_first) {
+        fill_hdr(st, h, IBMC_PKT_AM, op->handler_id, op->src_vci, op->dst_vci, op->am_hdr_sz,
+                 op->am_hdr_sz + (MPI_Aint) op->tx.data_sz);
+        memcpy(p, op->am_hdr, op->am_hdr_sz);
+        p += op->am_hdr_sz;
+    } else {
+        fill_hdr(st, h, IBMC_PKT_AM_CONT, 0, 0, 0, 0, 0);
+    }
+    mpi_errno = pack_data(op->data, op->count, op->datatype, (MPI_Aint) f.data_off, p,
+                          (MPI_Aint) f.data_len);
+    if (mpi_errno) {
+        MPIDI_IBMC_sbuf_release(st, idx);
+        goto fn_fail;
+    }
+    p += f.data_len;
+    mpi_errno = post_sbuf(st, conn, idx, (size_t) (p - st->sbufs[idx].buf));
+  fn_fail:
+    return mpi_errno;
+}
+
+static void complete_op(MPIDI_IBMC_sendop_t * op)
+{
+    if (op->tx.data_sz > 0)
+        MPIR_Datatype_release_if_not_builtin(op->datatype);
+    if (op->sreq)
+        MPIDIG_global.origin_cbs[op->handler_id] (op->sreq);
+    MPL_free(op);
+}
+
+int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (conn->cm.state != IBMC_CM_CONNECTED)
+        return MPI_SUCCESS;
+    if (conn->need_rtu) {
+        if (!can_post(st, conn))
+            goto out_of_resources;
+        mpi_errno = post_rtu(st, conn);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    while (conn->q_head) {
+        MPIDI_IBMC_sendop_t *op = conn->q_head;
+        while (!ibmc_frag_tx_done(&op->tx)) {
+            if (!can_post(st, conn))
+                goto out_of_resources;
+            mpi_errno = post_next_packet(st, conn, op);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        conn->q_head = op->next;
+        if (!conn->q_head)
+            conn->q_tail = NULL;
+        complete_op(op);
+    }
+  fn_fail:
+    return mpi_errno;
+  out_of_resources:
+    /* a send completion will free a buffer; progress comes back here */
+    MPIDI_IBMC_conn_mark_busy(st, conn);
+    return MPI_SUCCESS;
+}
+
+int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
+                       const void *am_hdr, MPI_Aint am_hdr_sz,
+                       const void *data, MPI_Aint count, MPI_Datatype datatype,
+                       int src_vci, int dst_vci, MPIR_Request * sreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    MPI_Aint data_sz = 0;
+
+    MPIR_FUNC_ENTER;
+
+    MPIDI_av_entry_t *av = MPIDIU_comm_rank_to_av(comm, rank);
+    MPIDI_IBMC_conn_t *conn = &st->conns[MPIDI_IBMC_AV(av).world_rank];
+
+    if (count > 0) {
+        MPIR_Datatype_get_size_macro(datatype, data_sz);
+        data_sz *= count;
+    }
+    MPIR_Assert(am_hdr_sz <= MPIDI_IBMC_global.am_hdr_max_sz);
+
+    /* fast path: a one-packet message with nothing ahead of it */
+    if (conn->cm.state == IBMC_CM_CONNECTED && !conn->q_head && !conn->need_rtu &&
+        am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit && can_post(st, conn)) {
+        int idx = alloc_sbuf(st);
+        char *p = st->sbufs[idx].buf;
+        fill_hdr(st, (ibmc_pkt_hdr_t *) p, IBMC_PKT_AM, handler_id, src_vci, dst_vci,
+                 am_hdr_sz, am_hdr_sz + data_sz);
+        memcpy(p + sizeof(ibmc_pkt_hdr_t), am_hdr, am_hdr_sz);
+        mpi_errno = pack_data(data, count, datatype, 0,
+                              p + sizeof(ibmc_pkt_hdr_t) + am_hdr_sz, data_sz);
+        if (mpi_errno) {
+            MPIDI_IBMC_sbuf_release(st, idx);
+            goto fn_fail;
+        }
+        mpi_errno = post_sbuf(st, conn, idx, sizeof(ibmc_pkt_hdr_t) + am_hdr_sz + data_sz);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (sreq)
+            MPIDIG_global.origin_cbs[handler_id] (sreq);
+        goto fn_exit;
+    }
+
+    MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!op, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    op->next = NULL;
+    op->sreq = sreq;
+    op->data = data;
+    op->count = count;
+    op->datatype = datatype;
+    op->handler_id = handler_id;
+    op->src_vci = src_vci;
+    op->dst_vci = dst_vci;
+    op->am_hdr_sz = am_hdr_sz;
+    memcpy(op->am_hdr, am_hdr, am_hdr_sz);
+    ibmc_frag_tx_init(&op->tx, (size_t) am_hdr_sz, (size_t) data_sz);
+    if (data_sz > 0)
+        MPIR_Datatype_add_ref_if_not_builtin(datatype);
+
+    if (conn->q_tail)
+        conn->q_tail->next = op;
+    else
+        conn->q_head = op;
+    conn->q_tail = op;
+
+    if (conn->cm.state == IBMC_CM_IDLE) {
+        mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_WANT_SEND, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (conn->cm.state == IBMC_CM_CONNECTED) {
+        mpi_errno = MPIDI_IBMC_send_drain(st, conn);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (conn->cm.state == IBMC_CM_FAILED) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
+                             conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+    }
+    MPIDI_IBMC_conn_mark_busy(st, conn);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

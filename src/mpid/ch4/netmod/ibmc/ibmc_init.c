@@ -1,0 +1,455 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include <mpidimpl.h>
+#include <sched.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include "ibmc_types.h"
+#include "mpidu_bc.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_IBMC
+      description : Variables of the ch4:ibmc netmod (InfiniBand and RoCE through rdma-core verbs)
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_DEVICE
+      category    : CH4_IBMC
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Name of the RDMA device to use, as ibv_devices lists it (for example
+        mlx5_0 or rxe0).  Empty (the default) picks the device that hwloc
+        reports as attached nearest to the process's cores, and among equals
+        the first one with an active port.
+
+    - name        : MPIR_CVAR_IBMC_PORT
+      category    : CH4_IBMC
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Port number (1-based) of the device to use.  0 (the default) picks the
+        first active port.
+
+    - name        : MPIR_CVAR_IBMC_GID_INDEX
+      category    : CH4_IBMC
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Index of the GID used to address the port.  -1 (the default) chooses:
+        index 0 on InfiniBand; on RoCE a RoCE v2 GID, preferring one that maps
+        an IPv4 address, then any RoCE v2 GID, then RoCE v1.  All processes of
+        a job must use GIDs of the same type.
+
+    - name        : MPIR_CVAR_IBMC_PACKET_SIZE
+      category    : CH4_IBMC
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Bytes of each registered eager buffer, and so the largest packet on an
+        RC queue pair.  A message whose CH4 header and data fit one packet
+        (less a 24-byte ibmc header) is sent eagerly; larger ones use MPIDIG's
+        rendezvous handshake and then travel as a train of packets.  From 1024
+        to MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE; all processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_RECV_BUFFERS
+      category    : CH4_IBMC
+      type        : int
+      default     : 256
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Number of eager receive buffers in the shared receive queue that all
+        of a process's RC queue pairs draw from.  Their memory, this number
+        times MPIR_CVAR_IBMC_PACKET_SIZE, does not grow with the job size.
+        From 16 to the device's max_srq_wr.
+
+    - name        : MPIR_CVAR_IBMC_SEND_BUFFERS
+      category    : CH4_IBMC
+      type        : int
+      default     : 128
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Number of registered eager send buffers per process.  Sends beyond
+        them wait in a per-peer queue until a buffer completes.  From 8 to
+        65536.
+
+    - name        : MPIR_CVAR_IBMC_SQ_DEPTH
+      category    : CH4_IBMC
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Send-queue depth of each RC queue pair: how many packets to one peer
+        may be in flight.  From 4 to the device's max_qp_wr.
+
+    - name        : MPIR_CVAR_IBMC_CONNECT_TIMEOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 120
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Seconds to wait for a peer to answer a connection request before the
+        operation fails with an error that names the peer.  Requests are
+        repeated with exponential backoff meanwhile.  At least 1.
+
+    - name        : MPIR_CVAR_IBMC_PROGRESS_YIELD
+      category    : CH4_IBMC
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : |-
+        Whether the progress engine calls sched_yield() after a poll that
+        found no work, so that busy-polling processes share oversubscribed
+        cores with the peers they wait for.
+        auto   - yield when more processes use this HCA than the host has online CPUs
+        always - always yield
+        never  - never yield (lowest latency on dedicated cores)
+
+    - name        : MPIR_CVAR_IBMC_STATS
+      category    : CH4_IBMC
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Print, at MPI_Init, the device, port and GID each process uses, and at
+        MPI_Finalize one line per peer with the packets and bytes that went
+        over RC queue pairs in each direction (lines start with "ibmc-stats:").
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define IBMC_UD_RECV_BUFFERS 64
+#define IBMC_UD_SEND_BUFFERS 32
+
+static int check_range(const char *name, int value, int lo, int hi)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (value < lo || value > hi) {
+        char why[96];
+        snprintf(why, sizeof(why), "it must be between %d and %d", lo, hi);
+        MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                             name, value, why);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+static size_t round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* Register one region for all eager buffers and post the receive side. */
+static int setup_buffers(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    size_t stride = (size_t) MPIDI_IBMC_global.packet_size;
+    size_t s_sz = stride * st->n_sbufs;
+    size_t r_sz = stride * st->n_rbufs;
+    size_t udr_sz = (size_t) (IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES) * st->n_ud_rbufs;
+    size_t uds_sz = (size_t) IBMC_CM_MSG_BYTES * st->n_ud_sbufs;
+
+    st->mem_sz = round_up(s_sz + r_sz + udr_sz + uds_sz, 4096);
+    st->mem = MPL_aligned_alloc(4096, st->mem_sz, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!st->mem, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    memset(st->mem, 0, st->mem_sz);
+    st->rbufs = st->mem + s_sz;
+    st->ud_rbufs = st->rbufs + r_sz;
+    st->ud_sbufs = st->ud_rbufs + udr_sz;
+
+    st->mr = ibv_reg_mr(st->hca.pd, st->mem, st->mem_sz, IBV_ACCESS_LOCAL_WRITE);
+    if (!st->mr) {
+        char ebuf[128];
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                             "ibv_reg_mr", MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
+    }
+
+    st->sbufs = MPL_malloc(sizeof(*st->sbufs) * st->n_sbufs, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!st->sbufs, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < st->n_sbufs; i++) {
+        st->sbufs[i].buf = st->mem + stride * i;
+        st->sbufs[i].peer = -1;
+        st->sbufs[i].next_free = i + 1 < st->n_sbufs ? i + 1 : -1;
+    }
+    st->sbuf_free = 0;
+
+    for (int i = 0; i < st->n_rbufs; i++) {
+        mpi_errno = MPIDI_IBMC_post_rbuf(st, i);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    for (int i = 0; i < st->n_ud_rbufs; i++) {
+        mpi_errno = MPIDI_IBMC_post_ud_rbuf(st, i);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+static int verbs_error(const ibmc_verbs_err_t * e)
+{
+    int mpi_errno = MPI_SUCCESS;
+    char ebuf[128];
+    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s", e->call,
+                  MPIR_Strerror(e->err, ebuf, sizeof(ebuf)));
+    return mpi_errno;
+}
+
+static void free_state(MPIDI_IBMC_state_t * st)
+{
+    if (!st)
+        return;
+    MPIDI_IBMC_conn_destroy_all(st);
+    if (st->mr)
+        ibv_dereg_mr(st->mr);
+    ibmc_verbs_teardown(&st->hca);
+    MPL_free(st->mem);
+    MPL_free(st->sbufs);
+    MPL_free(st->cards);
+    MPL_free(st->conns);
+    MPL_free(st);
+}
+
+int MPIDI_IBMC_init_local(int *tag_bits)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = NULL;
+    ibmc_verbs_err_t e;
+
+    MPIR_FUNC_ENTER;
+
+    mpi_errno = check_range("MPIR_CVAR_IBMC_PACKET_SIZE", MPIR_CVAR_IBMC_PACKET_SIZE, 1024,
+                            MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_SEND_BUFFERS", MPIR_CVAR_IBMC_SEND_BUFFERS, 8, 65536);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_CONNECT_TIMEOUT", MPIR_CVAR_IBMC_CONNECT_TIMEOUT, 1,
+                            INT_MAX);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_PORT", MPIR_CVAR_IBMC_PORT, 0, 255);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_GID_INDEX", MPIR_CVAR_IBMC_GID_INDEX, -1, 65535);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIDI_global.n_vcis > 1) {
+        MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                             "MPIR_CVAR_CH4_NUM_VCIS", MPIDI_global.n_vcis,
+                             "ibmc drives a single VCI");
+    }
+
+    st = MPL_calloc(1, sizeof(*st), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!st, mpi_errno, MPI_ERR_OTHER, "**nomem");
+
+    mpi_errno = MPIDI_IBMC_device_open(&st->hca, st->hca_name, sizeof(st->hca_name));
+    MPIR_ERR_CHECK(mpi_errno);
+
+    const struct ibv_device_attr *da = &st->hca.dev_attr;
+    mpi_errno = check_range("MPIR_CVAR_IBMC_RECV_BUFFERS", MPIR_CVAR_IBMC_RECV_BUFFERS, 16,
+                            da->max_srq_wr);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_SQ_DEPTH", MPIR_CVAR_IBMC_SQ_DEPTH, 4, da->max_qp_wr);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    st->n_sbufs = MPIR_CVAR_IBMC_SEND_BUFFERS;
+    st->n_rbufs = MPIR_CVAR_IBMC_RECV_BUFFERS;
+    st->n_ud_rbufs = IBMC_UD_RECV_BUFFERS;
+    st->n_ud_sbufs = IBMC_UD_SEND_BUFFERS;
+    st->sq_depth = MPIR_CVAR_IBMC_SQ_DEPTH;
+    st->my_rank = MPIR_Process.rank;
+    st->world_size = MPIR_Process.size;
+
+    /* every send is signaled and every receive completes, so this bounds the CQ */
+    int cq_depth = st->n_sbufs + st->n_rbufs + st->n_ud_rbufs + st->n_ud_sbufs + 16;
+    mpi_errno = check_range("CQ entries (send + receive buffers)", cq_depth, 1, da->max_cqe);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (ibmc_verbs_setup(&st->hca, cq_depth, st->n_rbufs, &e) ||
+        ibmc_verbs_create_ud_qp(&st->hca, st->n_ud_sbufs, st->n_ud_rbufs, &e)) {
+        mpi_errno = verbs_error(&e);
+        goto fn_fail;
+    }
+
+    MPIDI_IBMC_global.packet_size = MPIR_CVAR_IBMC_PACKET_SIZE;
+    MPIDI_IBMC_global.am_hdr_max_sz = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
+    MPIDI_IBMC_global.eager_limit = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
+    MPIDI_IBMC_global.state = st;
+
+    mpi_errno = setup_buffers(st);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* REQ/REP retransmission: fast at first (a lost datagram costs ~one round
+     * trip), backing off so that a slow peer is not flooded. */
+    st->cm_timing.first_retry = 0.05;
+    st->cm_timing.max_retry = 2.0;
+    st->cm_timing.timeout = MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    MPIDI_IBMC_global.state = NULL;
+    free_state(st);
+    goto fn_exit;
+}
+
+static uint64_t card_hash(const ibmc_card_t * c)
+{
+    /* FNV-1a: the job key only has to tell jobs apart */
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *p = (const unsigned char *) c;
+    for (size_t i = 0; i < sizeof(*c); i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int decide_yield(MPIDI_IBMC_state_t * st)
+{
+    if (MPIR_CVAR_IBMC_PROGRESS_YIELD == MPIR_CVAR_IBMC_PROGRESS_YIELD_always)
+        return 1;
+    if (MPIR_CVAR_IBMC_PROGRESS_YIELD == MPIR_CVAR_IBMC_PROGRESS_YIELD_never)
+        return 0;
+    /* Processes sharing our port are on our host whatever MPIR_CVAR_NUM_CLIQUES
+     * says about nodes; compare them with the host's CPUs. */
+    int sharing = 0;
+    for (int i = 0; i < st->world_size; i++) {
+        if (!memcmp(st->cards[i].gid, st->cards[st->my_rank].gid, 16) &&
+            st->cards[i].lid == st->cards[st->my_rank].lid)
+            sharing++;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && sharing > cpus;
+}
+
+int MPIDI_IBMC_init_world(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    ibmc_card_t card;
+    void *table = NULL;
+    int bc_len = 0;
+
+    MPIR_FUNC_ENTER;
+
+    ibmc_verbs_fill_card(&st->hca, &card);
+    mpi_errno = MPIDU_bc_table_create(st->my_rank, st->world_size, MPIR_Process.node_map, &card,
+                                      (int) sizeof(card), TRUE, 0, &table, &bc_len);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Assert(bc_len == (int) sizeof(card));
+
+    st->cards = MPL_malloc(sizeof(ibmc_card_t) * st->world_size, MPL_MEM_ADDRESS);
+    st->conns = MPL_calloc(st->world_size, sizeof(MPIDI_IBMC_conn_t), MPL_MEM_ADDRESS);
+    MPIR_ERR_CHKANDJUMP(!st->cards || !st->conns, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    memcpy(st->cards, table, sizeof(ibmc_card_t) * st->world_size);
+    mpi_errno = MPIDU_bc_table_destroy();
+    MPIR_ERR_CHECK(mpi_errno);
+
+    for (int i = 0; i < st->world_size; i++) {
+        MPIDI_IBMC_conn_t *c = &st->conns[i];
+        c->rank = i;
+        ibmc_cm_init(&c->cm);
+        ibmc_reasm_init(&c->rx);
+        MPIDI_IBMC_AV(&MPIDIU_get_av(0, i)).world_rank = i;
+    }
+    st->job_key = card_hash(&st->cards[0]);
+    st->yield = decide_yield(st);
+
+    if (MPIR_CVAR_IBMC_STATS) {
+        char gid[40];
+        inet_ntop(AF_INET6, st->hca.gid.raw, gid, sizeof(gid));
+        printf("ibmc-stats: rank %d device %s port %d link %s gid[%d] %s yield %d\n",
+               st->my_rank, st->hca_name, st->hca.port,
+               st->hca.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
+               st->hca.gid_index, gid, st->yield);
+        fflush(stdout);
+    }
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_IBMC_post_init(void)
+{
+    return MPI_SUCCESS;
+}
+
+static int sends_pending(MPIDI_IBMC_state_t * st)
+{
+    for (int i = 0; i < st->world_size; i++) {
+        if (st->conns[i].q_head || st->conns[i].sq_inflight || st->conns[i].need_rtu)
+            return 1;
+    }
+    return 0;
+}
+
+int MPIDI_IBMC_mpi_finalize_hook(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+
+    MPIR_FUNC_ENTER;
+    if (!st)
+        goto fn_exit;
+
+    /* Everything we sent must have reached its peer before the QPs go away;
+     * the PMI barrier then guarantees nobody still sends to us. */
+    while (st->conns && sends_pending(st)) {
+        mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIR_pmi_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+
+    if (MPIR_CVAR_IBMC_STATS && st->conns) {
+        for (int i = 0; i < st->world_size; i++) {
+            MPIDI_IBMC_conn_t *c = &st->conns[i];
+            if (!c->tx_pkts && !c->rx_pkts)
+                continue;
+            printf("ibmc-stats: rank %d peer %d tx_pkts %llu tx_bytes %llu rx_pkts %llu "
+                   "rx_bytes %llu cm_retransmits %u\n", st->my_rank, i,
+                   (unsigned long long) c->tx_pkts, (unsigned long long) c->tx_bytes,
+                   (unsigned long long) c->rx_pkts, (unsigned long long) c->rx_bytes,
+                   c->cm.retransmits);
+        }
+        fflush(stdout);
+    }
+
+    MPIDI_IBMC_global.state = NULL;
+    free_state(st);
+
+  fn_exit:
+    MPIR_FUNC_EXIT;
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,109 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The progress engine: drain the single completion queue, then service
+ * connections that wait for a buffer or a handshake timer. */
+
+#include <mpidimpl.h>
+#include <sched.h>
+#include "ibmc_types.h"
+
+#define IBMC_POLL_BATCH 16
+
+static int find_peer_by_qpn(MPIDI_IBMC_state_t * st, uint32_t qpn)
+{
+    for (int i = 0; i < st->world_size; i++) {
+        if (st->conns[i].qp && st->conns[i].qp->qp_num == qpn)
+            return i;
+    }
+    return -1;
+}
+
+static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int kind = IBMC_WR_KIND(wc->wr_id);
+    int peer = kind == IBMC_WR_RC_SEND ? st->sbufs[IBMC_WR_INDEX(wc->wr_id)].peer :
+        find_peer_by_qpn(st, wc->qp_num);
+    const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
+        "RC receive" : kind == IBMC_WR_UD_SEND ? "connection datagram send" :
+        "connection datagram receive";
+    MPIR_ERR_SET3(mpi_errno, MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
+                  ibv_wc_status_str(wc->status));
+    return mpi_errno;
+}
+
+static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int *sent)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int idx = IBMC_WR_INDEX(wc->wr_id);
+
+    if (wc->status != IBV_WC_SUCCESS)
+        return wc_error(st, wc);
+
+    switch (IBMC_WR_KIND(wc->wr_id)) {
+        case IBMC_WR_RC_SEND:{
+                MPIDI_IBMC_conn_t *conn = &st->conns[st->sbufs[idx].peer];
+                conn->sq_inflight--;
+                MPIDI_IBMC_sbuf_release(st, idx);
+                *sent = 1;
+                break;
+            }
+        case IBMC_WR_RC_RECV:
+            mpi_errno = MPIDI_IBMC_recv_packet(st, st->rbufs +
+                                               (size_t) idx * MPIDI_IBMC_global.packet_size,
+                                               wc->byte_len);
+            MPIR_ERR_CHECK(mpi_errno);
+            mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
+            break;
+        case IBMC_WR_UD_SEND:
+            st->ud_sq_inflight--;
+            break;
+        case IBMC_WR_UD_RECV:{
+                const char *buf = st->ud_rbufs + (size_t) idx * (IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES);
+                if (wc->byte_len > IBMC_GRH_BYTES) {
+                    mpi_errno = MPIDI_IBMC_conn_recv_cm(st, buf + IBMC_GRH_BYTES,
+                                                        wc->byte_len - IBMC_GRH_BYTES);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                mpi_errno = MPIDI_IBMC_post_ud_rbuf(st, idx);
+                break;
+            }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_progress_poll(int vci, int blocking)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    struct ibv_wc wc[IBMC_POLL_BATCH];
+    int sent = 0;
+
+    if (!st || !st->conns)
+        return MPI_SUCCESS;
+
+    int n = ibv_poll_cq(st->hca.cq, IBMC_POLL_BATCH, wc);
+    if (n < 0) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                             "ibv_poll_cq", "the completion queue is broken");
+    }
+    for (int i = 0; i < n; i++) {
+        mpi_errno = handle_wc(st, &wc[i], &sent);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    if (st->busy_head) {
+        mpi_errno = MPIDI_IBMC_conn_service_busy(st);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    if (n == 0 && st->yield)
+        sched_yield();
+
+  fn_fail:
+    return mpi_errno;
+}

@@ -1,0 +1,67 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The thin layer over rdma-core: opening the HCA, creating and connecting
+ * queue pairs, posting.  It knows nothing of MPICH; it returns 0 or an errno
+ * value and names the verbs call that failed, and the caller turns that into
+ * an MPICH error. */
+
+#ifndef IBMC_VERBS_H_INCLUDED
+#define IBMC_VERBS_H_INCLUDED
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "ibmc_wire.h"
+
+#define IBMC_UD_QKEY 0x69626d63u
+#define IBMC_GRH_BYTES 40       /* every UD receive buffer starts with room for the GRH */
+
+typedef struct {
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;          /* one CQ for every queue pair of the process */
+    struct ibv_srq *srq;        /* eager receive buffers shared by all RC QPs */
+    struct ibv_qp *ud_qp;       /* connection-manager datagrams */
+    struct ibv_device_attr dev_attr;
+    int port;
+    int gid_index;
+    int link_layer;             /* IBV_LINK_LAYER_* */
+    enum ibv_mtu active_mtu;
+    uint16_t lid;
+    union ibv_gid gid;
+} ibmc_hca_t;
+
+/* Where a failed call is named. */
+typedef struct {
+    const char *call;
+    int err;
+} ibmc_verbs_err_t;
+
+/* Protection domain, the CQ and the SRQ on an opened context. */
+int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_err_t * e);
+
+/* The UD QP, brought to RTS. */
+int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e);
+
+/* An RC QP attached to the SRQ, in INIT. */
+int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
+                            ibmc_verbs_err_t * e);
+
+/* Move an RC QP from INIT through RTR to RTS towards `remote_qpn` of the
+ * process described by `card`. */
+int ibmc_verbs_connect_rc_qp(ibmc_hca_t * hca, struct ibv_qp *qp, const ibmc_card_t * card,
+                             uint32_t remote_qpn, ibmc_verbs_err_t * e);
+
+/* An address handle for sending datagrams to the process described by `card`. */
+int ibmc_verbs_create_ah(ibmc_hca_t * hca, const ibmc_card_t * card, struct ibv_ah **ah,
+                         ibmc_verbs_err_t * e);
+
+void ibmc_verbs_fill_card(const ibmc_hca_t * hca, ibmc_card_t * card);
+
+/* Tear down everything ibmc_verbs_setup and ibmc_verbs_create_ud_qp made, and
+ * close the context.  Safe on a partially set-up hca. */
+void ibmc_verbs_teardown(ibmc_hca_t * hca);
+
+#endif /* IBMC_VERBS_H_INCLUDED */
