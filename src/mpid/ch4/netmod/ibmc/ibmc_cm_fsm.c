@@ -15,11 +15,14 @@ void ibmc_cm_init(ibmc_cm_t * cm)
     cm->retransmits = 0;
 }
 
-static void arm(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * t)
+/* Start retransmitting.  The deadline runs from the first REQ or REP of the
+ * handshake and is not extended when a simultaneous connect changes state. */
+static void arm(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * t, int keep_deadline)
 {
     cm->interval = t->first_retry;
     cm->retry_at = now + cm->interval;
-    cm->deadline = now + t->timeout;
+    if (!keep_deadline)
+        cm->deadline = now + t->timeout;
 }
 
 static unsigned connect_to(ibmc_cm_t * cm, uint32_t qpn)
@@ -38,11 +41,11 @@ unsigned ibmc_cm_step(ibmc_cm_t * cm, ibmc_cm_event_t ev, uint32_t qpn, double n
             if (ev == IBMC_CM_EV_WANT_SEND) {
                 act = IBMC_CM_ACT_CREATE_QP | IBMC_CM_ACT_SEND_REQ;
                 cm->state = IBMC_CM_REQ_SENT;
-                arm(cm, now, t);
+                arm(cm, now, t, 0);
             } else if (ev == IBMC_CM_EV_RECV_REQ) {
                 act = IBMC_CM_ACT_CREATE_QP | connect_to(cm, qpn) | IBMC_CM_ACT_SEND_REP;
                 cm->state = IBMC_CM_REP_SENT;
-                arm(cm, now, t);
+                arm(cm, now, t, 0);
             } else if (ev != IBMC_CM_EV_TIMER) {
                 /* a REP or RC packet without a QP: left over from nothing we sent */
                 act = IBMC_CM_ACT_STALE;
@@ -54,7 +57,7 @@ unsigned ibmc_cm_step(ibmc_cm_t * cm, ibmc_cm_event_t ev, uint32_t qpn, double n
                 /* simultaneous connect: both QPs exist, connect them to each other */
                 act = connect_to(cm, qpn) | IBMC_CM_ACT_SEND_REP;
                 cm->state = IBMC_CM_REP_SENT;
-                arm(cm, now, t);
+                arm(cm, now, t, 1);
             } else if (ev == IBMC_CM_EV_RECV_REP) {
                 act = connect_to(cm, qpn) | IBMC_CM_ACT_SEND_RTU | IBMC_CM_ACT_FLUSH;
                 cm->state = IBMC_CM_CONNECTED;

@@ -62,7 +62,7 @@ enum {
 typedef struct {
     double first_retry;         /* seconds before the first retransmission */
     double max_retry;           /* cap of the exponential backoff */
-    double timeout;             /* seconds from the first REQ/REP to failure */
+    double timeout;             /* seconds from this side's first REQ or REP to failure */
 } ibmc_cm_timing_t;
 
 typedef struct {
