@@ -80,7 +80,7 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_verbs_err_t e;
-    unsigned act = ibmc_cm_step(&conn->cm, ev, qpn, MPL_wtime(), &st->cm_timing);
+    unsigned act = ibmc_cm_step(&conn->cm, ev, qpn, MPIDI_IBMC_now(), &st->cm_timing);
 
     if (act & IBMC_CM_ACT_CREATE_QP) {
         if (ibmc_verbs_create_rc_qp(&st->hca, st->sq_depth, &conn->qp, &e))
@@ -153,7 +153,7 @@ int MPIDI_IBMC_conn_service_busy(MPIDI_IBMC_state_t * st)
 
         if (ibmc_cm_has_timer(&conn->cm)) {
             if (now == 0)
-                now = MPL_wtime();
+                now = MPIDI_IBMC_now();
             if (now >= conn->cm.retry_at) {
                 mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_TIMER, 0);
                 if (mpi_errno)

@@ -23,16 +23,15 @@ static int find_peer_by_qpn(MPIDI_IBMC_state_t * st, uint32_t qpn)
 
 static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
-    int mpi_errno = MPI_SUCCESS;
     int kind = IBMC_WR_KIND(wc->wr_id);
     int peer = kind == IBMC_WR_RC_SEND ? st->sbufs[IBMC_WR_INDEX(wc->wr_id)].peer :
         find_peer_by_qpn(st, wc->qp_num);
     const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
         "RC receive" : kind == IBMC_WR_UD_SEND ? "connection datagram send" :
         "connection datagram receive";
-    MPIR_ERR_SET3(mpi_errno, MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
-                  ibv_wc_status_str(wc->status));
-    return mpi_errno;
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
+                                ibv_wc_status_str(wc->status));
 }
 
 static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int *sent)

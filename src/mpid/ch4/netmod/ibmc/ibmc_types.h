@@ -106,6 +106,16 @@ typedef struct MPIDI_IBMC_state {
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)
 
+/* Seconds on MPL's clock, for the handshake timers. */
+static inline double MPIDI_IBMC_now(void)
+{
+    MPL_time_t t;
+    double d;
+    MPL_wtime(&t);
+    MPL_wtime_todouble(&t, &d);
+    return d;
+}
+
 /* ibmc_device.c */
 int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len);
 

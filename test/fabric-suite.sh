@@ -1,0 +1,79 @@
+#!/bin/bash
+# Tests that need RDMA verbs: run on a host with an HCA, or inside the test VM
+# (test/vm/run-fabric).  Prints one "ok: NAME" or "FAIL: NAME" line per check
+# and ends with "N passed, N failed".
+#
+# Env: IBMC_PREFIX  installed MPICH with ch4:ibmc
+#      IBMC_BIN     directory with the compiled test/ibmc programs
+#      IBMC_OUT     directory for logs
+#      IBMC_INTRA_VIA_NETMOD=1  the build has no shared-memory module
+#      IBMC_MPICH_TESTS  a built MPICH test/mpi tree (optional)
+#      IBMC_MPICH_TESTLISTS  testlists to run from it (optional; see test/mpich/)
+set -u
+export PATH=$IBMC_PREFIX/bin:$PATH
+mkdir -p "$IBMC_OUT"
+pass=0 fail=0
+ok() { echo "ok: $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+here=$(cd "$(dirname "$0")" && pwd)
+mpx() { timeout -k 5 "${IBMC_JOB_TIMEOUT:-300}" mpiexec "$@"; }
+
+echo "fabric-suite: $(ibv_devices 2>/dev/null | awk 'NR>2{print $1}' | xargs) on $(uname -r)"
+
+# 1. the demo job: 8 ranks on 4 pretend nodes, 1 B - 4 MiB, every byte checked,
+#    and proof from the counters that inter-node traffic went over RC QPs.
+intra=${IBMC_INTRA_VIA_NETMOD:+--intranode-via-netmod}
+log=$IBMC_OUT/exchange-8x4.log
+if MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_IBMC_STATS=1 mpx -n 8 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
+   grep -q "all bytes verified" "$log"; then ok "exchange 8 ranks / 4 nodes, 1 B - 4 MiB bit-exact"
+else bad "exchange 8 ranks / 4 nodes (see $log)"; tail -5 "$log"; fi
+if python3 "$here/ibmc/check_rc_path.py" "$log" 65536 $intra; then ok "inter-node traffic went over RC queue pairs"
+else bad "RC path counters ($log)"; fi
+
+# 2. the same with small packets: many more fragments per message
+log=$IBMC_OUT/exchange-4x2-small-packets.log
+if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_PACKET_SIZE=1024 MPIR_CVAR_IBMC_SEND_BUFFERS=8 \
+   MPIR_CVAR_IBMC_SQ_DEPTH=4 mpx -n 4 "$IBMC_BIN/exchange" 1048576 > "$log" 2>&1 &&
+   grep -q "all bytes verified" "$log"; then ok "exchange with 1 KiB packets, 8 send buffers, SQ depth 4"
+else bad "exchange with 1 KiB packets (see $log)"; tail -5 "$log"; fi
+
+# 3. bad input gives a clear error, not a hang or a crash
+expect_error() { # name, regex, env..., -- args...
+    local name=$1 re=$2; shift 2
+    local envs=(); while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    local log=$IBMC_OUT/err-${name// /_}.log
+    if env "${envs[@]}" timeout -k 5 120 mpiexec "$@" > "$log" 2>&1; then
+        bad "$name: the job succeeded"
+    elif grep -Eq "$re" "$log"; then ok "$name: $(grep -Eo "$re" "$log" | head -1)"
+    else bad "$name: no message matching /$re/ (see $log)"; tail -5 "$log"; fi
+}
+expect_error "nonexistent device" 'device "mlx5_99" does not exist \(this host has: [a-z0-9_, ]+\)' \
+    MPIR_CVAR_IBMC_DEVICE=mlx5_99 -- -n 2 "$IBMC_BIN/hello"
+expect_error "nonexistent port" 'has no port 7' MPIR_CVAR_IBMC_PORT=7 -- -n 1 "$IBMC_BIN/hello"
+expect_error "packet size out of range" 'Invalid value 100 of MPIR_CVAR_IBMC_PACKET_SIZE: it must be between 1024 and [0-9]+' \
+    MPIR_CVAR_IBMC_PACKET_SIZE=100 -- -n 2 "$IBMC_BIN/hello"
+expect_error "unknown enum value" 'MPIR_CVAR_IBMC_PROGRESS_YIELD.*sometimes' \
+    MPIR_CVAR_IBMC_PROGRESS_YIELD=sometimes -- -n 1 "$IBMC_BIN/hello"
+expect_error "missing GID index" 'GID index 4000 is not populated' \
+    MPIR_CVAR_IBMC_GID_INDEX=4000 -- -n 1 "$IBMC_BIN/hello"
+
+# 4. MPICH's own test suite
+if [ -n "${IBMC_MPICH_TESTS:-}" ]; then
+    for spec in ${IBMC_MPICH_TESTLISTS:-}; do
+        # spec: np:cliques
+        np=${spec%%:*} cl=${spec##*:}
+        xml=$IBMC_OUT/mpich-np$np-cliques$cl.xml
+        (cd "$IBMC_MPICH_TESTS" && MPIR_CVAR_NUM_CLIQUES=$cl MPITEST_TIMEOUT_MULTIPLIER=4 \
+            perl runtests -srcdir=. -tests=ibmc-testlist -maxnp="$np" -mpiexec="$IBMC_PREFIX/bin/mpiexec" \
+            -xmlfile="$xml" > "$IBMC_OUT/mpich-np$np-cliques$cl.log" 2>&1)
+        t=$(grep -c '<TEST ' "$xml" 2>/dev/null || echo 0)
+        f=$(grep -c '<STATUS>fail' "$xml" 2>/dev/null || echo 0)
+        if [ "$t" -gt 0 ] && [ "$f" = 0 ]; then ok "MPICH test suite, max $np ranks, $cl nodes: $t tests passed"
+        else bad "MPICH test suite, max $np ranks, $cl nodes: $f of $t failed"
+            grep -B1 -A3 '<STATUS>fail' "$xml" | grep '<NAME>' | head -20
+        fi
+    done
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
