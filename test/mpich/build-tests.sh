@@ -3,15 +3,17 @@
 # Configure MPICH's own test suite (mpich/test/mpi) against the installed
 # PREFIX in DIR and compile the directories ibmc is tested with, on the host
 # (compiling inside the emulated test VM would be ten times slower).  Then
-# write DIR/ibmc-testlist naming those directories, with the tests listed in
-# test/mpich/exclude.txt removed from their testlists.
+# write DIR/ibmc-testlist naming those directories.  In each directory,
+# testlist.full is its testlist less test/mpich/exclude.txt, and testlist.ci
+# the part of that named in test/mpich/ci-tests.txt; test/fabric-suite.sh
+# copies the one it runs to testlist.
 set -euo pipefail
 prefix=$1 dir=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/test/mpich
 dirs=$(grep -v '^#' "$here/dirs.txt" | xargs)
 stamp=$dir/.ibmc-built
-want="$prefix $(sha256sum "$here/dirs.txt" "$here/exclude.txt" "$0" | sha256sum)"
+want="$prefix $(sha256sum "$here/dirs.txt" "$here/exclude.txt" "$here/ci-tests.txt" "$0" | sha256sum)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     echo "build-tests: $dir is up to date" >&2
     exit 0
@@ -36,7 +38,11 @@ for d in $dirs; do
     awk -v d="$d" 'NR==FNR { if ($0 !~ /^#/ && NF >= 3 && $1 == d) ex[$2 " " $3] = 1; next }
         { key = $1 " " $2; star = $1 " *"; if (!(key in ex) && !(star in ex)) print }' \
         "$here/exclude.txt" "$d/testlist.orig" > "$d/testlist.ibmc"
-    cp "$d/testlist.ibmc" "$d/testlist"
+    # the CI slice (test/mpich/ci-tests.txt) of what is left
+    awk -v d="$d" 'NR==FNR { if ($0 !~ /^#/ && NF >= 2 && $1 == d) keep[$2] = 1; next }
+        ($1 in keep)' "$here/ci-tests.txt" "$d/testlist.ibmc" > "$d/testlist.ci"
+    cp "$d/testlist.ibmc" "$d/testlist.full"
+    cp "$d/testlist.full" "$d/testlist"
 done
 printf '%s\n' $dirs > ibmc-testlist
 echo "$want" > "$stamp"
