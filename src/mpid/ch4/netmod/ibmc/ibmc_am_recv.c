@@ -11,7 +11,6 @@
 
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
 {
-    int mpi_errno = MPI_SUCCESS;
     struct ibv_sge sge = {
         .addr = (uintptr_t) (st->rbufs + (size_t) idx * MPIDI_IBMC_global.packet_size),
         .length = (uint32_t) MPIDI_IBMC_global.packet_size,
@@ -23,17 +22,11 @@ int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
         .num_sge = 1
     }, *bad;
     int rc = ibv_post_srq_recv(st->hca.srq, &wr, &bad);
-    if (rc) {
-        char ebuf[128];
-        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                      "ibv_post_srq_recv", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
-    }
-    return mpi_errno;
+    return rc ? MPIDI_IBMC_verbs_error("ibv_post_srq_recv", rc) : MPI_SUCCESS;
 }
 
 int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
 {
-    int mpi_errno = MPI_SUCCESS;
     const size_t stride = IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES;
     struct ibv_sge sge = {
         .addr = (uintptr_t) (st->ud_rbufs + (size_t) idx * stride),
@@ -46,12 +39,7 @@ int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
         .num_sge = 1
     }, *bad;
     int rc = ibv_post_recv(st->hca.ud_qp, &wr, &bad);
-    if (rc) {
-        char ebuf[128];
-        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                      "ibv_post_recv(UD)", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
-    }
-    return mpi_errno;
+    return rc ? MPIDI_IBMC_verbs_error("ibv_post_recv(UD)", rc) : MPI_SUCCESS;
 }
 
 static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, MPI_Aint am_hdr_sz,

@@ -54,10 +54,9 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     st->sbufs[idx].peer = conn->rank;
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc) {
-        char ebuf[128];
         MPIDI_IBMC_sbuf_release(st, idx);
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                             "ibv_post_send(RC)", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+        mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_send(RC)", rc);
+        goto fn_fail;
     }
     conn->sq_inflight++;
     conn->tx_pkts++;

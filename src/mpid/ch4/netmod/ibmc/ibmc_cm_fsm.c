@@ -25,6 +25,20 @@ static void arm(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * t, int keep
         cm->deadline = now + t->timeout;
 }
 
+/* A retry timer fired: send `resend` again with doubled backoff, or give up
+ * once the deadline has passed. */
+static unsigned retransmit(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * t, unsigned resend)
+{
+    if (now >= cm->deadline) {
+        cm->state = IBMC_CM_FAILED;
+        return IBMC_CM_ACT_FAIL;
+    }
+    cm->retransmits++;
+    cm->interval = cm->interval * 2 < t->max_retry ? cm->interval * 2 : t->max_retry;
+    cm->retry_at = now + cm->interval;
+    return resend;
+}
+
 static unsigned connect_to(ibmc_cm_t * cm, uint32_t qpn)
 {
     cm->remote_qpn = qpn;
@@ -62,15 +76,7 @@ unsigned ibmc_cm_step(ibmc_cm_t * cm, ibmc_cm_event_t ev, uint32_t qpn, double n
                 act = connect_to(cm, qpn) | IBMC_CM_ACT_SEND_RTU | IBMC_CM_ACT_FLUSH;
                 cm->state = IBMC_CM_CONNECTED;
             } else if (ev == IBMC_CM_EV_TIMER && now >= cm->retry_at) {
-                if (now >= cm->deadline) {
-                    act = IBMC_CM_ACT_FAIL;
-                    cm->state = IBMC_CM_FAILED;
-                } else {
-                    act = IBMC_CM_ACT_SEND_REQ;
-                    cm->retransmits++;
-                    cm->interval = cm->interval * 2 < t->max_retry ? cm->interval * 2 : t->max_retry;
-                    cm->retry_at = now + cm->interval;
-                }
+                act = retransmit(cm, now, t, IBMC_CM_ACT_SEND_REQ);
             } else if (ev == IBMC_CM_EV_RECV_RC) {
                 act = IBMC_CM_ACT_STALE;
             }
@@ -94,15 +100,7 @@ unsigned ibmc_cm_step(ibmc_cm_t * cm, ibmc_cm_event_t ev, uint32_t qpn, double n
                 act = IBMC_CM_ACT_FLUSH;
                 cm->state = IBMC_CM_CONNECTED;
             } else if (ev == IBMC_CM_EV_TIMER && now >= cm->retry_at) {
-                if (now >= cm->deadline) {
-                    act = IBMC_CM_ACT_FAIL;
-                    cm->state = IBMC_CM_FAILED;
-                } else {
-                    act = IBMC_CM_ACT_SEND_REP;
-                    cm->retransmits++;
-                    cm->interval = cm->interval * 2 < t->max_retry ? cm->interval * 2 : t->max_retry;
-                    cm->retry_at = now + cm->interval;
-                }
+                act = retransmit(cm, now, t, IBMC_CM_ACT_SEND_REP);
             }
             break;
 

@@ -9,15 +9,6 @@
 #include <mpidimpl.h>
 #include "ibmc_types.h"
 
-static int verbs_error(const ibmc_verbs_err_t * e)
-{
-    int mpi_errno = MPI_SUCCESS;
-    char ebuf[128];
-    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s", e->call,
-                  MPIR_Strerror(e->err, ebuf, sizeof(ebuf)));
-    return mpi_errno;
-}
-
 /* Datagrams may be lost, and the state machine retransmits; so a full UD send
  * queue is not an error: the message is dropped and sent again later. */
 static int send_cm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, uint32_t type)
@@ -27,7 +18,7 @@ static int send_cm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, uint32_t t
 
     if (!conn->ah) {
         if (ibmc_verbs_create_ah(&st->hca, &st->cards[conn->rank], &conn->ah, &e))
-            return verbs_error(&e);
+            return MPIDI_IBMC_verbs_error(e.call, e.err);
     }
     if (st->ud_sq_inflight >= st->n_ud_sbufs)
         return MPI_SUCCESS;
@@ -60,7 +51,7 @@ static int send_cm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, uint32_t t
     if (rc) {
         e.call = "ibv_post_send(UD)";
         e.err = rc;
-        return verbs_error(&e);
+        return MPIDI_IBMC_verbs_error(e.call, e.err);
     }
     st->ud_sq_inflight++;
     return mpi_errno;
@@ -84,12 +75,12 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
 
     if (act & IBMC_CM_ACT_CREATE_QP) {
         if (ibmc_verbs_create_rc_qp(&st->hca, st->sq_depth, &conn->qp, &e))
-            return verbs_error(&e);
+            return MPIDI_IBMC_verbs_error(e.call, e.err);
     }
     if (act & IBMC_CM_ACT_CONNECT) {
         if (ibmc_verbs_connect_rc_qp(&st->hca, conn->qp, &st->cards[conn->rank],
                                      conn->cm.remote_qpn, &e))
-            return verbs_error(&e);
+            return MPIDI_IBMC_verbs_error(e.call, e.err);
     }
     if (act & IBMC_CM_ACT_SEND_REQ) {
         mpi_errno = send_cm(st, conn, IBMC_CM_MSG_REQ);

@@ -116,10 +116,8 @@ int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len)
     struct ibv_port_attr pattr;
     if (ibv_query_device(hca->ctx, &hca->dev_attr) ||
         ibv_query_port(hca->ctx, (uint8_t) port, &pattr)) {
-        char ebuf[128];
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                             "ibv_query_device/ibv_query_port",
-                             MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
+        mpi_errno = MPIDI_IBMC_verbs_error("ibv_query_device/ibv_query_port", errno);
+        goto fn_fail;
     }
     hca->link_layer = pattr.link_layer;
     hca->active_mtu = pattr.active_mtu;

@@ -188,9 +188,8 @@ static int setup_buffers(MPIDI_IBMC_state_t * st)
 
     st->mr = ibv_reg_mr(st->hca.pd, st->mem, st->mem_sz, IBV_ACCESS_LOCAL_WRITE);
     if (!st->mr) {
-        char ebuf[128];
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                             "ibv_reg_mr", MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
+        mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr", errno);
+        goto fn_fail;
     }
 
     st->sbufs = MPL_malloc(sizeof(*st->sbufs) * st->n_sbufs, MPL_MEM_BUFFER);
@@ -214,12 +213,12 @@ static int setup_buffers(MPIDI_IBMC_state_t * st)
     return mpi_errno;
 }
 
-static int verbs_error(const ibmc_verbs_err_t * e)
+int MPIDI_IBMC_verbs_error(const char *call, int err)
 {
     int mpi_errno = MPI_SUCCESS;
     char ebuf[128];
-    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s", e->call,
-                  MPIR_Strerror(e->err, ebuf, sizeof(ebuf)));
+    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s", call,
+                  MPIR_Strerror(err, ebuf, sizeof(ebuf)));
     return mpi_errno;
 }
 
@@ -291,7 +290,7 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIR_ERR_CHECK(mpi_errno);
     if (ibmc_verbs_setup(&st->hca, cq_depth, st->n_rbufs, &e) ||
         ibmc_verbs_create_ud_qp(&st->hca, st->n_ud_sbufs, st->n_ud_rbufs, &e)) {
-        mpi_errno = verbs_error(&e);
+        mpi_errno = MPIDI_IBMC_verbs_error(e.call, e.err);
         goto fn_fail;
     }
 

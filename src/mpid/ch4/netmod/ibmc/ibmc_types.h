@@ -116,6 +116,9 @@ static inline double MPIDI_IBMC_now(void)
     return d;
 }
 
+/* ibmc_init.c: an MPICH error naming the verbs call that failed */
+int MPIDI_IBMC_verbs_error(const char *call, int err);
+
 /* ibmc_device.c */
 int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len);
 
