@@ -93,7 +93,6 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     if (act & IBMC_CM_ACT_SEND_RTU)
         conn->need_rtu = 1;
     if (act & IBMC_CM_ACT_FLUSH) {
-        st->n_connected++;
         mpi_errno = MPIDI_IBMC_send_drain(st, conn);
         MPIR_ERR_CHECK(mpi_errno);
     }

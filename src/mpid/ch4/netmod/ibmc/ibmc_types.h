@@ -101,7 +101,6 @@ typedef struct MPIDI_IBMC_state {
     MPIDI_IBMC_conn_t *busy_head;       /* conns with queued sends or a handshake timer */
     ibmc_cm_timing_t cm_timing;
     int yield;                  /* sched_yield() when a poll finds nothing */
-    int n_connected;
 } MPIDI_IBMC_state_t;
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)
