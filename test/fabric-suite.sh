@@ -63,7 +63,7 @@ expect_error "missing GID index" 'GID index 4000 is not populated' \
 if [ -n "${IBMC_MPICH_TESTS:-}" ] && [ -x "$IBMC_MPICH_TESTS/coll/reduce" ]; then
     for cv in MPIR_CVAR_DEVICE_COLLECTIVES=none MPIR_CVAR_NOLOCAL=1; do
         log=$IBMC_OUT/reduce-uneven-${cv%%=*}.log
-        if (cd "$IBMC_MPICH_TESTS/coll" && env MPIR_CVAR_NUM_CLIQUES=4 $cv mpx -n 5 ./reduce) > "$log" 2>&1 &&
+        if (cd "$IBMC_MPICH_TESTS/coll" && export MPIR_CVAR_NUM_CLIQUES=4 "$cv" && mpx -n 5 ./reduce) > "$log" 2>&1 &&
            grep -q "No Errors" "$log"; then ok "Reduce, 5 ranks on 4 uneven nodes, $cv: correct"
         else bad "Reduce, 5 ranks on 4 uneven nodes, $cv (see $log)"; fi
     done
