@@ -249,7 +249,8 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
                              conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
     }
-    MPIDI_IBMC_conn_mark_busy(st, conn);
+    /* conn_event (handshake timer) and send_drain (out of buffers) have put
+     * the connection on the busy list if anything is left to do */
 
   fn_exit:
     MPIR_FUNC_EXIT;

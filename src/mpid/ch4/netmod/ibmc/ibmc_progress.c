@@ -34,7 +34,7 @@ static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
                                 ibv_wc_status_str(wc->status));
 }
 
-static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int *sent)
+static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
     int mpi_errno = MPI_SUCCESS;
     int idx = IBMC_WR_INDEX(wc->wr_id);
@@ -47,7 +47,6 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int *sent
                 MPIDI_IBMC_conn_t *conn = &st->conns[st->sbufs[idx].peer];
                 conn->sq_inflight--;
                 MPIDI_IBMC_sbuf_release(st, idx);
-                *sent = 1;
                 break;
             }
         case IBMC_WR_RC_RECV:
@@ -80,7 +79,6 @@ int MPIDI_IBMC_progress_poll(int vci, int blocking)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
     struct ibv_wc wc[IBMC_POLL_BATCH];
-    int sent = 0;
 
     if (!st || !st->conns)
         return MPI_SUCCESS;
@@ -91,7 +89,7 @@ int MPIDI_IBMC_progress_poll(int vci, int blocking)
                              "ibv_poll_cq", "the completion queue is broken");
     }
     for (int i = 0; i < n; i++) {
-        mpi_errno = handle_wc(st, &wc[i], &sent);
+        mpi_errno = handle_wc(st, &wc[i]);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
