@@ -10,10 +10,14 @@
 /* RC transport parameters.  rnr_retry 7 retries forever while the SRQ is
  * momentarily empty: the receiver reposts a buffer as soon as it has handed
  * the packet to MPIDIG, so running dry is transient.  timeout 18 (about one
- * second per try) times retry_cnt 7 lets a peer fall silent for several
- * seconds, as an oversubscribed node may, before the QP breaks. */
+ * second per try) times retry_cnt 6 lets a peer fall silent for several
+ * seconds, as an oversubscribed node may, before the QP breaks and the job
+ * aborts naming the peer.  retry_cnt is 6, not the 7 the field allows,
+ * because Soft-RoCE (rdma_rxe, Linux 6.1) treats 7 as "retry forever" like
+ * rnr_retry: a dead peer then hangs the sender instead of failing it
+ * (test/ibmc/peerdeath.c caught this: 35 timeouts, no error). */
 #define IBMC_RC_TIMEOUT 18
-#define IBMC_RC_RETRY_CNT 7
+#define IBMC_RC_RETRY_CNT 6
 #define IBMC_RC_RNR_RETRY 7
 #define IBMC_RC_MIN_RNR_TIMER 12
 #define IBMC_RC_RD_ATOMIC 4
