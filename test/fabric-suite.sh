@@ -38,6 +38,62 @@ if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_PACKET_SIZE=1024 MPIR_CVAR_IBMC_SEND_B
    grep -q "all bytes verified" "$log"; then ok "exchange with 1 KiB packets, 8 send buffers, SQ depth 4"
 else bad "exchange with 1 KiB packets (see $log)"; tail -5 "$log"; fi
 
+# 2b. the zero-copy rendezvous protocol and its registration cache (rndv.c):
+#     expected/unexpected/truncated/strided/ssend/mprobe/any-source receives,
+#     reused, freed, reallocated and remapped buffers, bit-exact, and the
+#     counters proving the data was pulled with RDMA READ, not copied.
+rndv_case() { # name, bytes, check(1/0), env...
+    local name=$1 bytes=$2 chk=$3; shift 3
+    local log=$IBMC_OUT/rndv-${name// /_}.log
+    if env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_STATS=1 "$@" timeout -k 5 300 mpiexec -n 2 \
+         "$IBMC_BIN/rndv" "$bytes" > "$log" 2>&1 && grep -q "rndv: all" "$log" &&
+       { [ "$chk" = 0 ] || python3 "$here/ibmc/check_rndv.py" "$log" "$bytes" >> "$log"; }; then
+        ok "rendezvous, $name: $(grep -h -E 'rndv: all|rndv path' "$log" | tail -1)"
+    else bad "rendezvous, $name (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+}
+rndv_case "1 MiB" 1048576 1
+rndv_case "64 KiB, eager limit 0" 65536 1 MPIR_CVAR_IBMC_EAGER_LIMIT=0
+rndv_case "4 MiB, cache off" 4194304 0 MPIR_CVAR_IBMC_RCACHE_SIZE=0
+rndv_case "1 MiB, 1 MiB cache limit" 1048576 0 MPIR_CVAR_IBMC_RCACHE_SIZE=1
+log=$IBMC_OUT/exchange-4x2-all-rndv.log
+if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_EAGER_LIMIT=0 mpx -n 4 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
+   grep -q "all bytes verified" "$log"; then ok "exchange, everything above one packet by rendezvous"
+else bad "exchange with eager limit 0 (see $log)"; tail -5 "$log"; fi
+log=$IBMC_OUT/pvars.log
+if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 && grep -q "pvars: all checks passed" "$log"; then
+    ok "MPI_T counters: 4 MiB went zero-copy: $(grep -Eo 'rank 1, 4194304 B receive: .*' "$log" | cut -d: -f2)"
+else bad "MPI_T counters (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+
+# 2d. connections on first use: a ring of 8 processes on 8 nodes, each talking
+#     to its two neighbours only, must hold at most 2 connections each.
+log=$IBMC_OUT/ring-8.log
+if MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_IBMC_STATS=1 mpx -n 8 "$IBMC_BIN/ring" > "$log" 2>&1 &&
+   grep -q "all bytes verified" "$log"; then
+    maxc=$(grep -Eo "rank [0-9]+ connections [0-9]+" "$log" | awk '{print $4}' | sort -n | tail -1)
+    n=$(grep -c "connections" "$log")
+    if [ "$n" = 8 ] && [ "${maxc:-99}" -le 2 ]; then ok "ring of 8 on 8 nodes: at most $maxc connections per process"
+    else bad "ring of 8: $n stats lines, up to ${maxc:-?} connections per process (see $log)"; fi
+else bad "ring of 8 (see $log)"; tail -5 "$log"; fi
+
+# 2c. a peer dies (SIGKILL) after connecting; the sender must abort with an
+#     error naming the peer and the verbs status, within the RC retry budget
+#     (7 tries of about 1 s), not hang.  hydra must not kill the sender
+#     first: auto-cleanup is off, and each rank runs under a shell so that
+#     hydra sees a normal exit, because even with -disable-auto-cleanup it
+#     sometimes (1 run in 3 here) kills the other ranks when one dies of a
+#     signal, and the sender then vanishes without a word.
+for sz in 1048576 64; do
+    log=$IBMC_OUT/peerdeath-$sz.log
+    t0=$(date +%s)
+    MPIR_CVAR_NUM_CLIQUES=2 timeout -k 5 120 mpiexec -disable-auto-cleanup -n 2 \
+        sh -c "'$IBMC_BIN/peerdeath' $sz; echo \"peerdeath: a rank exited with \$?\" >&2" > "$log" 2>&1
+    rc=$? t=$(( $(date +%s) - t0 ))
+    re='(to or from|with) rank 1 failed with verbs status: [a-zA-Z ]+'
+    if [ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -Eq "$re" "$log" && ! grep -q "peerdeath: FAIL" "$log"; then
+        ok "dead peer, $sz-byte sends: aborted after ${t}s: $(grep -Eo "$re" "$log" | head -1)"
+    else bad "dead peer, $sz-byte sends: exit $rc after ${t}s (see $log)"; tail -5 "$log"; fi
+done
+
 # 3. bad input gives a clear error, not a hang or a crash
 expect_error() { # name, regex, env..., -- args...
     local name=$1 re=$2; shift 2
@@ -55,6 +111,8 @@ expect_error "packet size out of range" 'MPIR_CVAR_IBMC_PACKET_SIZE=100 is not v
     MPIR_CVAR_IBMC_PACKET_SIZE=100 -- -n 2 "$IBMC_BIN/hello"
 expect_error "unknown enum value" 'MPIR_CVAR_IBMC_PROGRESS_YIELD.*sometimes' \
     MPIR_CVAR_IBMC_PROGRESS_YIELD=sometimes -- -n 1 "$IBMC_BIN/hello"
+expect_error "registration cache size out of range" 'MPIR_CVAR_IBMC_RCACHE_SIZE=-1 is not valid' \
+    MPIR_CVAR_IBMC_RCACHE_SIZE=-1 -- -n 1 "$IBMC_BIN/hello"
 expect_error "missing GID index" 'GID index 4000 is not populated' \
     MPIR_CVAR_IBMC_GID_INDEX=4000 -- -n 1 "$IBMC_BIN/hello"
 

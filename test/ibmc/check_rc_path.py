@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check, from the output of `exchange` run with MPIR_CVAR_IBMC_STATS=1, that
 traffic between ranks on different (pretend) nodes went over ibmc's RC queue
-pairs, and -- when the build has CH4's shared-memory module -- that traffic
+pairs (as packets, or pulled by the receiver with RDMA READ), and -- when the build has CH4's shared-memory module -- that traffic
 between ranks on the same node did not.
 
 usage: check_rc_path.py LOG MIN_BYTES [--intranode-via-netmod]
@@ -14,10 +14,16 @@ intra_via_netmod = "--intranode-via-netmod" in sys.argv[3:]
 text = open(log, errors="replace").read()
 
 node_of = {int(r): int(n) for r, n in re.findall(r"exchange: rank (\d+) node-of (\d+)", text)}
+# bytes that went from r to p over RC: what r put in packets for p, plus what
+# p pulled from r with RDMA READ (the rendezvous protocol)
+fields = {}
+for r, p, rest in re.findall(r"ibmc-stats: rank (\d+) peer (\d+) (.*)", text):
+    f = rest.split()
+    fields[(int(r), int(p))] = dict(zip(f[0::2], (int(v) for v in f[1::2])))
 tx = {}
-for r, p, pk, by in re.findall(
-        r"ibmc-stats: rank (\d+) peer (\d+) tx_pkts (\d+) tx_bytes (\d+)", text):
-    tx[(int(r), int(p))] = (int(pk), int(by))
+for (r, p), f in fields.items():
+    pulled = fields.get((p, r), {}).get("rndv_read_bytes", 0)
+    tx[(r, p)] = (f["tx_pkts"], f["tx_bytes"] + pulled)
 devices = set(re.findall(r"ibmc-stats: rank \d+ device (\S+) port (\d+)", text))
 
 fail = 0

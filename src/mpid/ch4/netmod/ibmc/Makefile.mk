@@ -12,7 +12,10 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_wire.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_devsel.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_frag.h
+                      src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_credit.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_pvars.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
@@ -25,6 +28,11 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_recv.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_rndv.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_rcache.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_credit.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_pvars.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mem.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_progress.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_hooks.c
 

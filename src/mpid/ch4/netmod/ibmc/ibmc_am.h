@@ -60,18 +60,26 @@ MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_buf_limit(void)
     return MPIDI_IBMC_global.packet_size;
 }
 
-/* One packet carries the whole message; anything larger goes through MPIDIG's
- * RTS/CTS handshake and then arrives here as a fragmented am_isend. */
+/* "Eager" to MPIDIG means "give me the data now": true for messages up to the
+ * eager limit (sent as one or more packets) and for larger contiguous ones,
+ * which ibmc sends by its own zero-copy rendezvous (ibmc_rndv.c).  Large
+ * non-contiguous data goes through MPIDIG's RTS/CTS handshake and is then
+ * packed into packets. */
 MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz,
                                                       const void *data, MPI_Aint count,
                                                       MPI_Datatype datatype, MPIR_Request * sreq)
 {
-    return (am_hdr_sz + data_sz) <= MPIDI_IBMC_global.eager_limit;
+    int contig;
+    if (am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit ||
+        data_sz <= MPIDI_IBMC_global.rndv_threshold)
+        return true;
+    MPIDI_Datatype_check_contig(datatype, contig);
+    return contig;
 }
 
 MPL_STATIC_INLINE_PREFIX MPIDIG_recv_data_copy_cb MPIDI_NM_am_get_data_copy_cb(uint32_t attr)
 {
-    return NULL;
+    return (attr & MPIDIG_AM_ATTR__IS_RNDV) ? MPIDI_IBMC_rndv_copy_cb : NULL;
 }
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_init(MPIR_Request * req)

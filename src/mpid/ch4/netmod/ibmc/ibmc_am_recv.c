@@ -3,8 +3,10 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* Receiving: eager buffers in the shared receive queue, packets handed to
- * MPIDIG's target callbacks, multi-packet messages reassembled per peer. */
+/* Receiving: eager buffers in the shared receive queue (grown as peers
+ * connect, so that every peer's credits are backed), packets handed to
+ * MPIDIG's target callbacks, multi-packet messages reassembled per peer,
+ * credits given back. */
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
@@ -12,9 +14,9 @@
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
 {
     struct ibv_sge sge = {
-        .addr = (uintptr_t) (st->rbufs + (size_t) idx * MPIDI_IBMC_global.packet_size),
+        .addr = (uintptr_t) MPIDI_IBMC_rbuf_addr(st, idx),
         .length = (uint32_t) MPIDI_IBMC_global.packet_size,
-        .lkey = st->mr->lkey
+        .lkey = MPIDI_IBMC_rbuf_lkey(st, idx)
     };
     struct ibv_recv_wr wr = {
         .wr_id = IBMC_WR_ID(IBMC_WR_RC_RECV, idx),
@@ -23,6 +25,68 @@ int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
     }, *bad;
     int rc = ibv_post_srq_recv(st->hca.srq, &wr, &bad);
     return rc ? MPIDI_IBMC_verbs_error("ibv_post_srq_recv", rc) : MPI_SUCCESS;
+}
+
+/* A new connection is promised credits + IBMC_CREDIT_SPARE buffers; post a
+ * chunk of that many when the pool does not cover the promises yet.  Past
+ * the shared receive queue's capacity (very large jobs talking to very many
+ * peers) the promise cannot be kept, and a sender that finds no buffer gets
+ * a receiver-not-ready NAK and retries in hardware (rnr_retry 7): slower,
+ * never lost. */
+int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    size_t psz = (size_t) MPIDI_IBMC_global.packet_size;
+
+    st->rbufs_reserved += st->rchunk_bufs;
+    if (st->rbufs_reserved <= st->n_rbufs + st->n_rchunks * st->rchunk_bufs ||
+        st->n_rchunks == st->max_rchunks)
+        return MPI_SUCCESS;
+
+    int k = st->n_rchunks;
+    char *mem = MPL_aligned_alloc(4096, psz * st->rchunk_bufs, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!mem, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    struct ibv_mr *mr = ibv_reg_mr(st->hca.pd, mem, psz * st->rchunk_bufs,
+                                   IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) {
+        MPL_free(mem);
+        return MPIDI_IBMC_verbs_error("ibv_reg_mr", errno);
+    }
+    st->rchunk_mem[k] = mem;
+    st->rchunk_mr[k] = mr;
+    st->n_rchunks++;
+    for (int i = 0; i < st->rchunk_bufs; i++) {
+        mpi_errno = MPIDI_IBMC_post_rbuf(st, st->n_rbufs + k * st->rchunk_bufs + i);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st)
+{
+    for (int k = 0; k < st->n_rchunks; k++) {
+        ibv_dereg_mr(st->rchunk_mr[k]);
+        MPL_free(st->rchunk_mem[k]);
+    }
+    st->n_rchunks = 0;
+    MPL_free(st->rchunk_mem);
+    MPL_free(st->rchunk_mr);
+    st->rchunk_mem = NULL;
+    st->rchunk_mr = NULL;
+}
+
+/* A packet's buffer is posted again: owe the sender a credit for it, and
+ * give credits back explicitly if the traffic is one-sided. */
+int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type)
+{
+    if (src_rank >= (uint32_t) st->world_size || pkt_type == IBMC_PKT_CREDIT)
+        return MPI_SUCCESS;
+    MPIDI_IBMC_conn_t *conn = &st->conns[src_rank];
+    ibmc_credit_received(&conn->cr);
+    if (ibmc_credit_need_update(&conn->cr))
+        return MPIDI_IBMC_send_credit(st, conn);
+    return MPI_SUCCESS;
 }
 
 int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
@@ -72,13 +136,25 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
 
     conn->rx_pkts++;
     conn->rx_bytes += len;
+    if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
+        MPIDI_IBMC_pvars.eager_pkts_recvd++;
+        MPIDI_IBMC_pvars.eager_bytes_recvd += len;
+    }
     if (conn->cm.state != IBMC_CM_CONNECTED) {
         mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_RECV_RC, 0);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    if (h->credits) {
+        if (ibmc_credit_grant(&conn->cr, h->credits))
+            return proto_error(conn->rank, "more credits back than it was given");
+        /* sends that waited for credits can go */
+        if (conn->q_head || conn->need_rtu)
+            MPIDI_IBMC_conn_mark_busy(st, conn);
+    }
 
     switch (h->type) {
         case IBMC_PKT_RTU:
+        case IBMC_PKT_CREDIT:
             break;
 
         case IBMC_PKT_AM:
@@ -119,6 +195,18 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
                 }
                 break;
             }
+
+        case IBMC_PKT_RNDV:
+            if (ibmc_reasm_active(&conn->rx))
+                return proto_error(conn->rank, "a rendezvous inside a fragmented message");
+            mpi_errno = MPIDI_IBMC_rndv_recv(st, conn, h, payload, plen);
+            MPIR_ERR_CHECK(mpi_errno);
+            break;
+
+        case IBMC_PKT_RNDV_FIN:
+            mpi_errno = MPIDI_IBMC_rndv_fin(st, conn, payload, plen);
+            MPIR_ERR_CHECK(mpi_errno);
+            break;
 
         default:
             return proto_error(conn->rank, "an unknown packet type");

@@ -5,9 +5,11 @@
 
 /* Sending CH4 active messages over RC queue pairs.
  *
- * Every message is copied (packed) into registered eager buffers, one packet
- * at a time; the origin callback runs as soon as the last byte is copied out
- * of the user's buffer.  A message that fits one packet, to a connected peer
+ * A message is either copied (packed) into registered eager buffers, one
+ * packet at a time, and the origin callback runs as soon as the last byte is
+ * copied out of the user's buffer; or, for a large contiguous MPIDIG_SEND,
+ * announced by one IBMC_PKT_RNDV packet and pulled by the receiver
+ * (ibmc_rndv.c).  A message that fits one packet, to a connected peer
  * with nothing queued, goes straight out; everything else waits in the
  * peer's FIFO, which keeps MPI's non-overtaking order and never interleaves
  * two messages on one QP (see ibmc_frag.h). */
@@ -30,7 +32,15 @@ void MPIDI_IBMC_sbuf_release(MPIDI_IBMC_state_t * st, int idx)
     st->sbuf_free = idx;
 }
 
+/* A packet that needs a receive buffer at the peer: a send buffer, a send
+ * queue slot and a credit.  Credit packets need only the first two. */
 static int can_post(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    return st->sbuf_free >= 0 && conn->sq_inflight < st->sq_depth &&
+        ibmc_credit_can_send(&conn->cr);
+}
+
+static int can_post_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     return st->sbuf_free >= 0 && conn->sq_inflight < st->sq_depth;
 }
@@ -44,7 +54,12 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
         .lkey = st->mr->lkey
     };
     struct ibv_send_wr wr, *bad;
+    ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) st->sbufs[idx].buf;
 
+    /* every packet gives back what we owe; all but credit packets use one */
+    h->credits = (uint16_t) ibmc_credit_take(&conn->cr);
+    if (h->type != IBMC_PKT_CREDIT)
+        ibmc_credit_consume(&conn->cr);
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx);
     wr.sg_list = &sge;
@@ -61,6 +76,12 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     conn->sq_inflight++;
     conn->tx_pkts++;
     conn->tx_bytes += len;
+    if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
+        MPIDI_IBMC_pvars.eager_pkts_sent++;
+        MPIDI_IBMC_pvars.eager_bytes_sent += len;
+    } else {
+        MPIDI_IBMC_pvars.ctrl_pkts_sent++;
+    }
   fn_fail:
     return mpi_errno;
 }
@@ -112,13 +133,15 @@ static int post_next_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     char *p = st->sbufs[idx].buf;
     ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) p;
 
-    ibmc_frag_next(&op->tx, cap, &f);
+    ibmc_frag_next(&op->tx, cap - (size_t) op->extra_sz, &f);
     p += sizeof(*h);
     if (f.is_first) {
-        fill_hdr(st, h, IBMC_PKT_AM, op->handler_id, op->src_vci, op->dst_vci, op->am_hdr_sz,
-                 op->am_hdr_sz + (MPI_Aint) op->tx.data_sz);
-        memcpy(p, op->am_hdr, op->am_hdr_sz);
-        p += op->am_hdr_sz;
+        MPI_Aint data_sz = op->pkt_type == IBMC_PKT_RNDV ? op->rndv_data_sz :
+            (MPI_Aint) op->tx.data_sz;
+        fill_hdr(st, h, op->pkt_type, op->handler_id, op->src_vci, op->dst_vci, op->am_hdr_sz,
+                 op->am_hdr_sz + data_sz);
+        memcpy(p, op->am_hdr, op->am_hdr_sz + op->extra_sz);
+        p += op->am_hdr_sz + op->extra_sz;
     } else {
         fill_hdr(st, h, IBMC_PKT_AM_CONT, 0, 0, 0, 0, 0);
     }
@@ -136,11 +159,27 @@ static int post_next_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
 
 static void complete_op(MPIDI_IBMC_sendop_t * op)
 {
-    if (op->tx.data_sz > 0)
+    if (op->pkt_type == IBMC_PKT_AM && op->tx.data_sz > 0)
         MPIR_Datatype_release_if_not_builtin(op->datatype);
     if (op->sreq)
         MPIDIG_global.origin_cbs[op->handler_id] (op->sreq);
     MPL_free(op);
+}
+
+/* Give credits back explicitly: the traffic is one-sided, so nothing would
+ * carry them (see ibmc_credit.h).  If no buffer or slot is free, the
+ * connection stays busy and send_drain tries again. */
+int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    if (conn->cm.state != IBMC_CM_CONNECTED || !can_post_credit(st, conn)) {
+        conn->credit_pending = 1;
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+        return MPI_SUCCESS;
+    }
+    conn->credit_pending = 0;
+    int idx = alloc_sbuf(st);
+    fill_hdr(st, (ibmc_pkt_hdr_t *) st->sbufs[idx].buf, IBMC_PKT_CREDIT, 0, 0, 0, 0, 0);
+    return post_sbuf(st, conn, idx, sizeof(ibmc_pkt_hdr_t));
 }
 
 int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
@@ -155,6 +194,8 @@ int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
         mpi_errno = post_rtu(st, conn);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+    MPIR_ERR_CHECK(mpi_errno);
     while (conn->q_head) {
         MPIDI_IBMC_sendop_t *op = conn->q_head;
         while (!ibmc_frag_tx_done(&op->tx)) {
@@ -168,12 +209,84 @@ int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
             conn->q_tail = NULL;
         complete_op(op);
     }
+    /* what the packets above did not piggyback */
+    if (conn->credit_pending && ibmc_credit_need_update(&conn->cr))
+        mpi_errno = MPIDI_IBMC_send_credit(st, conn);
+    else
+        conn->credit_pending = 0;
   fn_fail:
     return mpi_errno;
   out_of_resources:
-    /* a send completion will free a buffer; progress comes back here */
+    /* a send completion will free a buffer, or the peer's credits come
+     * back; progress comes back here */
     MPIDI_IBMC_conn_mark_busy(st, conn);
+    if (conn->credit_pending && ibmc_credit_need_update(&conn->cr))
+        return MPIDI_IBMC_send_credit(st, conn);
     return MPI_SUCCESS;
+}
+
+/* Append a message to the peer's FIFO and push out what can go now.  `extra`
+ * (a control packet's payload) travels after the AM header in the first
+ * packet; `data`, if any, is packed behind it. */
+static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
+                   int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz, const void *extra,
+                   MPI_Aint extra_sz, const void *data, MPI_Aint count, MPI_Datatype datatype,
+                   MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz + extra_sz, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!op, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    op->next = NULL;
+    op->sreq = sreq;
+    op->pkt_type = pkt_type;
+    op->extra_sz = extra_sz;
+    op->rndv_data_sz = pkt_type == IBMC_PKT_RNDV ? data_sz : 0;
+    op->data = data;
+    op->count = count;
+    op->datatype = datatype;
+    op->handler_id = handler_id;
+    op->src_vci = src_vci;
+    op->dst_vci = dst_vci;
+    op->am_hdr_sz = am_hdr_sz;
+    if (am_hdr_sz)
+        memcpy(op->am_hdr, am_hdr, am_hdr_sz);
+    if (extra_sz)
+        memcpy(op->am_hdr + am_hdr_sz, extra, extra_sz);
+    /* a rendezvous announcement carries no data of its own */
+    ibmc_frag_tx_init(&op->tx, (size_t) am_hdr_sz,
+                      pkt_type == IBMC_PKT_AM ? (size_t) data_sz : 0);
+    if (pkt_type == IBMC_PKT_AM && data_sz > 0)
+        MPIR_Datatype_add_ref_if_not_builtin(datatype);
+
+    if (conn->q_tail)
+        conn->q_tail->next = op;
+    else
+        conn->q_head = op;
+    conn->q_tail = op;
+
+    if (conn->cm.state == IBMC_CM_IDLE) {
+        mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_WANT_SEND, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (conn->cm.state == IBMC_CM_CONNECTED) {
+        mpi_errno = MPIDI_IBMC_send_drain(st, conn);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (conn->cm.state == IBMC_CM_FAILED) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
+                             conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+    }
+    /* conn_event (handshake timer) and send_drain (out of buffers) have put
+     * the connection on the busy list if anything is left to do */
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
+                         int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                         const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,
+                         int dst_vci)
+{
+    return enqueue(st, conn, pkt_type, handler_id, am_hdr, am_hdr_sz, extra, extra_sz, NULL, 0,
+                   MPI_DATATYPE_NULL, data_sz, src_vci, dst_vci, NULL);
 }
 
 int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
@@ -183,18 +296,32 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
-    MPI_Aint data_sz = 0;
+    MPI_Aint data_sz = 0, true_lb = 0;
+    int dt_contig = 1;
+    MPIR_Datatype *dt_ptr;
 
     MPIR_FUNC_ENTER;
 
     MPIDI_av_entry_t *av = MPIDIU_comm_rank_to_av(comm, rank);
     MPIDI_IBMC_conn_t *conn = &st->conns[MPIDI_IBMC_AV(av).world_rank];
 
-    if (count > 0) {
-        MPIR_Datatype_get_size_macro(datatype, data_sz);
-        data_sz *= count;
-    }
+    if (count > 0)
+        MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, true_lb);
     MPIR_Assert(am_hdr_sz <= MPIDI_IBMC_global.am_hdr_max_sz);
+
+    /* Zero copy for large contiguous point-to-point data (MPIDI_NM_am_check_eager
+     * sent those here instead of through MPIDIG's RTS/CTS).  If the buffer
+     * cannot be registered, the copy path below still delivers it. */
+    if (handler_id == MPIDIG_SEND && data_sz > MPIDI_IBMC_global.rndv_threshold && dt_contig &&
+        am_hdr_sz + (MPI_Aint) sizeof(ibmc_rndv_t) <= MPIDI_IBMC_global.am_hdr_max_sz) {
+        int sent = 0;
+        mpi_errno = MPIDI_IBMC_rndv_send(st, conn, handler_id, am_hdr, am_hdr_sz,
+                                         MPIR_get_contig_ptr(data, true_lb), data_sz, src_vci,
+                                         dst_vci, sreq, &sent);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (sent)
+            goto fn_exit;
+    }
 
     /* fast path: a one-packet message with nothing ahead of it */
     if (conn->cm.state == IBMC_CM_CONNECTED && !conn->q_head && !conn->need_rtu &&
@@ -217,40 +344,9 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
         goto fn_exit;
     }
 
-    MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz, MPL_MEM_BUFFER);
-    MPIR_ERR_CHKANDJUMP(!op, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    op->next = NULL;
-    op->sreq = sreq;
-    op->data = data;
-    op->count = count;
-    op->datatype = datatype;
-    op->handler_id = handler_id;
-    op->src_vci = src_vci;
-    op->dst_vci = dst_vci;
-    op->am_hdr_sz = am_hdr_sz;
-    memcpy(op->am_hdr, am_hdr, am_hdr_sz);
-    ibmc_frag_tx_init(&op->tx, (size_t) am_hdr_sz, (size_t) data_sz);
-    if (data_sz > 0)
-        MPIR_Datatype_add_ref_if_not_builtin(datatype);
-
-    if (conn->q_tail)
-        conn->q_tail->next = op;
-    else
-        conn->q_head = op;
-    conn->q_tail = op;
-
-    if (conn->cm.state == IBMC_CM_IDLE) {
-        mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_WANT_SEND, 0);
-        MPIR_ERR_CHECK(mpi_errno);
-    } else if (conn->cm.state == IBMC_CM_CONNECTED) {
-        mpi_errno = MPIDI_IBMC_send_drain(st, conn);
-        MPIR_ERR_CHECK(mpi_errno);
-    } else if (conn->cm.state == IBMC_CM_FAILED) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
-                             conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
-    }
-    /* conn_event (handshake timer) and send_drain (out of buffers) have put
-     * the connection on the busy list if anything is left to do */
+    mpi_errno = enqueue(st, conn, IBMC_PKT_AM, handler_id, am_hdr, am_hdr_sz, NULL, 0, data,
+                        count, datatype, data_sz, src_vci, dst_vci, sreq);
+    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     MPIR_FUNC_EXIT;

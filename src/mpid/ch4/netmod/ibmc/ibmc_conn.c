@@ -76,6 +76,10 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     if (act & IBMC_CM_ACT_CREATE_QP) {
         if (ibmc_verbs_create_rc_qp(&st->hca, st->sq_depth, &conn->qp, &e))
             return MPIDI_IBMC_verbs_error(e.call, e.err);
+        MPIDI_IBMC_pvars.rc_connections++;
+        /* the peer may send as soon as the handshake ends: back its credits now */
+        mpi_errno = MPIDI_IBMC_rbuf_reserve(st);
+        MPIR_ERR_CHECK(mpi_errno);
     }
     if (act & IBMC_CM_ACT_CONNECT) {
         if (ibmc_verbs_connect_rc_qp(&st->hca, conn->qp, &st->cards[conn->rank],
@@ -100,7 +104,7 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
                              conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
     }
-    if (ibmc_cm_has_timer(&conn->cm) || conn->q_head || conn->need_rtu)
+    if (MPIDI_IBMC_conn_has_work(conn))
         MPIDI_IBMC_conn_mark_busy(st, conn);
 
   fn_fail:
@@ -154,7 +158,7 @@ int MPIDI_IBMC_conn_service_busy(MPIDI_IBMC_state_t * st)
             if (mpi_errno)
                 break;
         }
-        if (ibmc_cm_has_timer(&conn->cm) || conn->q_head || conn->need_rtu)
+        if (MPIDI_IBMC_conn_has_work(conn))
             MPIDI_IBMC_conn_mark_busy(st, conn);
     }
     /* on error, keep the rest for the next call */

@@ -19,6 +19,7 @@ typedef struct {
     MPI_Aint packet_size;       /* bytes of one registered eager buffer */
     MPI_Aint am_hdr_max_sz;     /* largest CH4 AM header that fits a first packet */
     MPI_Aint eager_limit;       /* largest header + payload sent in one packet */
+    MPI_Aint rndv_threshold;    /* larger contiguous data goes by rendezvous (MPIR_CVAR_IBMC_EAGER_LIMIT) */
     struct MPIDI_IBMC_state *state;     /* everything else; see ibmc_types.h */
 } MPIDI_IBMC_global_t;
 
@@ -27,6 +28,7 @@ extern MPIDI_IBMC_global_t MPIDI_IBMC_global;
 #define MPIDI_IBMC_AV(av) ((av)->netmod.ibmc)
 
 int MPIDI_IBMC_progress_poll(int vci, int blocking);
+int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
                        const void *am_hdr, MPI_Aint am_hdr_sz,
                        const void *data, MPI_Aint count, MPI_Datatype datatype,

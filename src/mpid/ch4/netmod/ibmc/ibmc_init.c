@@ -64,9 +64,9 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Bytes of each registered eager buffer, and so the largest packet on an
-        RC queue pair.  A message whose CH4 header and data fit one packet
-        (less a 24-byte ibmc header) is sent eagerly; larger ones use MPIDIG's
-        rendezvous handshake and then travel as a train of packets.  From 1024
+        RC queue pair (a 24-byte ibmc header, the CH4 header, data).  Eager
+        messages that do not fit one packet travel as a train of packets; see
+        MPIR_CVAR_IBMC_EAGER_LIMIT for which messages are eager.  From 1024
         to MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE; all processes must agree.
 
     - name        : MPIR_CVAR_IBMC_RECV_BUFFERS
@@ -77,10 +77,25 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Number of eager receive buffers in the shared receive queue that all
-        of a process's RC queue pairs draw from.  Their memory, this number
-        times MPIR_CVAR_IBMC_PACKET_SIZE, does not grow with the job size.
+        Number of eager receive buffers the shared receive queue, which all
+        of a process's RC queue pairs draw from, starts with.  Each connected
+        peer is promised MPIR_CVAR_IBMC_EAGER_CREDITS + 2 buffers; once the
+        promises exceed this pool, every new connection adds that many.
         From 16 to the device's max_srq_wr.
+
+    - name        : MPIR_CVAR_IBMC_EAGER_CREDITS
+      category    : CH4_IBMC
+      type        : int
+      default     : 16
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Eager packets a process may have in flight to one peer before the
+        peer gives the receive buffers back (credit-based flow control, so a
+        receiver is never overrun).  The receiver keeps this many buffers of
+        MPIR_CVAR_IBMC_PACKET_SIZE, plus 2, posted for every peer it is
+        connected to.  From 1 to 4096; all processes must agree.
 
     - name        : MPIR_CVAR_IBMC_SEND_BUFFERS
       category    : CH4_IBMC
@@ -149,6 +164,8 @@ cvars:
 
 #define IBMC_UD_RECV_BUFFERS 64
 #define IBMC_UD_SEND_BUFFERS 32
+#define IBMC_MAX_READS 64       /* RDMA READ work requests in flight, all peers together */
+#define IBMC_MAX_READ_BYTES (1 << 30)
 
 static int check_range(const char *name, int value, int lo, int hi)
 {
@@ -227,9 +244,11 @@ static void free_state(MPIDI_IBMC_state_t * st)
     if (!st)
         return;
     MPIDI_IBMC_conn_destroy_all(st);
+    MPIDI_IBMC_mem_finalize(st);
     if (st->mr)
         ibv_dereg_mr(st->mr);
     ibmc_verbs_teardown(&st->hca);
+    MPIDI_IBMC_rbuf_free_chunks(st);
     MPL_free(st->mem);
     MPL_free(st->sbufs);
     MPL_free(st->cards);
@@ -284,11 +303,41 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     st->my_rank = MPIR_Process.rank;
     st->world_size = MPIR_Process.size;
 
-    /* every send is signaled and every receive completes, so this bounds the CQ */
-    int cq_depth = st->n_sbufs + st->n_rbufs + st->n_ud_rbufs + st->n_ud_sbufs + 16;
-    mpi_errno = check_range("CQ entries (send + receive buffers)", cq_depth, 1, da->max_cqe);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_LIMIT", MPIR_CVAR_IBMC_EAGER_LIMIT, 0,
+                            MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
     MPIR_ERR_CHECK(mpi_errno);
-    if (ibmc_verbs_setup(&st->hca, cq_depth, st->n_rbufs, &e) ||
+    struct ibv_port_attr pa;
+    st->max_read = IBMC_MAX_READ_BYTES;
+    if (!ibv_query_port(st->hca.ctx, st->hca.port, &pa) && pa.max_msg_sz > 0)
+        st->max_read = MPL_MIN(st->max_read, (size_t) pa.max_msg_sz);
+    st->max_reads = IBMC_MAX_READS;
+
+    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_CREDITS", MPIR_CVAR_IBMC_EAGER_CREDITS, 1,
+                            4096);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* every send and READ is signaled and every receive completes, so this
+     * bounds the CQ */
+    int cq_fixed = st->n_sbufs + st->max_reads + st->n_ud_rbufs + st->n_ud_sbufs + 16;
+    mpi_errno = check_range("CQ entries (send + receive buffers)", cq_fixed + st->n_rbufs, 1,
+                            da->max_cqe);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* Room in the SRQ (and CQ) for a chunk of receive buffers per peer,
+     * as far as the device allows; the memory is only allocated as peers
+     * connect (ibmc_am_recv.c). */
+    st->rchunk_bufs = MPIR_CVAR_IBMC_EAGER_CREDITS + IBMC_CREDIT_SPARE;
+    long srq_cap = MPL_MIN((long) da->max_srq_wr, (long) da->max_cqe - cq_fixed);
+    long want = (long) st->n_rbufs + (long) st->rchunk_bufs * (st->world_size - 1);
+    srq_cap = MPL_MIN(srq_cap, want);
+    st->max_rchunks = (int) ((srq_cap - st->n_rbufs) / st->rchunk_bufs);
+    if (st->max_rchunks < 0)
+        st->max_rchunks = 0;
+    srq_cap = st->n_rbufs + (long) st->max_rchunks * st->rchunk_bufs;
+    st->rchunk_mem = MPL_calloc(st->max_rchunks + 1, sizeof(char *), MPL_MEM_BUFFER);
+    st->rchunk_mr = MPL_calloc(st->max_rchunks + 1, sizeof(struct ibv_mr *), MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!st->rchunk_mem || !st->rchunk_mr, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    int cq_depth = cq_fixed + (int) srq_cap;
+    if (ibmc_verbs_setup(&st->hca, cq_depth, (int) srq_cap, &e) ||
         ibmc_verbs_create_ud_qp(&st->hca, st->n_ud_sbufs, st->n_ud_rbufs, &e)) {
         mpi_errno = MPIDI_IBMC_verbs_error(e.call, e.err);
         goto fn_fail;
@@ -297,7 +346,12 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIDI_IBMC_global.packet_size = MPIR_CVAR_IBMC_PACKET_SIZE;
     MPIDI_IBMC_global.am_hdr_max_sz = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
     MPIDI_IBMC_global.eager_limit = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
+    MPIDI_IBMC_global.rndv_threshold = MPIR_CVAR_IBMC_EAGER_LIMIT;
     MPIDI_IBMC_global.state = st;
+    MPIDI_IBMC_pvars_register();
+
+    mpi_errno = MPIDI_IBMC_mem_init(st);
+    MPIR_ERR_CHECK(mpi_errno);
 
     mpi_errno = setup_buffers(st);
     MPIR_ERR_CHECK(mpi_errno);
@@ -374,6 +428,7 @@ int MPIDI_IBMC_init_world(void)
         c->rank = i;
         ibmc_cm_init(&c->cm);
         ibmc_reasm_init(&c->rx);
+        ibmc_credit_init(&c->cr, MPIR_CVAR_IBMC_EAGER_CREDITS);
         MPIDI_IBMC_AV(&MPIDIU_get_av(0, i)).world_rank = i;
     }
     st->job_key = card_hash(&st->cards[0]);
@@ -404,7 +459,8 @@ int MPIDI_IBMC_post_init(void)
 static int sends_pending(MPIDI_IBMC_state_t * st)
 {
     for (int i = 0; i < st->world_size; i++) {
-        if (st->conns[i].q_head || st->conns[i].sq_inflight || st->conns[i].need_rtu)
+        if (st->conns[i].q_head || st->conns[i].rd_head || st->conns[i].sq_inflight ||
+            st->conns[i].need_rtu)
             return 1;
     }
     return 0;
@@ -434,11 +490,24 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
             if (!c->tx_pkts && !c->rx_pkts)
                 continue;
             printf("ibmc-stats: rank %d peer %d tx_pkts %llu tx_bytes %llu rx_pkts %llu "
-                   "rx_bytes %llu cm_retransmits %u\n", st->my_rank, i,
+                   "rx_bytes %llu cm_retransmits %u rndv_tx %llu rndv_rx %llu "
+                   "rndv_read_bytes %llu rndv_bounced %llu\n", st->my_rank, i,
                    (unsigned long long) c->tx_pkts, (unsigned long long) c->tx_bytes,
                    (unsigned long long) c->rx_pkts, (unsigned long long) c->rx_bytes,
-                   c->cm.retransmits);
+                   c->cm.retransmits, (unsigned long long) c->rndv_tx,
+                   (unsigned long long) c->rndv_rx, (unsigned long long) c->rndv_read_bytes,
+                   (unsigned long long) c->rndv_bounced);
         }
+        int nconn = 0;
+        for (int i = 0; i < st->world_size; i++)
+            nconn += st->conns[i].qp != NULL;
+        printf("ibmc-stats: rank %d connections %d recv_chunks %d rcache hits %llu misses %llu "
+               "evictions %llu invalidations %llu uncached_regs %llu\n", st->my_rank, nconn,
+               st->n_rchunks,
+               (unsigned long long) st->rcache.hits, (unsigned long long) st->rcache.misses,
+               (unsigned long long) st->rcache.evictions,
+               (unsigned long long) st->rcache.invalidations,
+               (unsigned long long) st->reg_uncached);
         fflush(stdout);
     }
 

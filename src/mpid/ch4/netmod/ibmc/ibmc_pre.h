@@ -15,8 +15,14 @@ typedef struct {
     int dummy;
 } MPIDI_IBMC_Global_t;
 
+/* A rendezvous message on the receive side, from its IBMC_PKT_RNDV until the
+ * receive is matched and the READs start (ibmc_rndv.c). */
 typedef struct {
-    int dummy;
+    uint64_t addr;
+    uint64_t cookie;
+    uint32_t rkey;
+    int peer;
+    MPI_Aint data_sz;
 } MPIDI_IBMC_am_request_t;
 
 typedef struct {

@@ -25,10 +25,11 @@ static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
     int kind = IBMC_WR_KIND(wc->wr_id);
     int peer = kind == IBMC_WR_RC_SEND ? st->sbufs[IBMC_WR_INDEX(wc->wr_id)].peer :
+        kind == IBMC_WR_RDMA_READ ? ((MPIDI_IBMC_rdma_read_t *) IBMC_WR_PTR(wc->wr_id))->peer :
         find_peer_by_qpn(st, wc->qp_num);
     const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
-        "RC receive" : kind == IBMC_WR_UD_SEND ? "connection datagram send" :
-        "connection datagram receive";
+        "RC receive" : kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
+        kind == IBMC_WR_UD_SEND ? "connection datagram send" : "connection datagram receive";
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                 MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
                                 ibv_wc_status_str(wc->status));
@@ -49,12 +50,20 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
                 MPIDI_IBMC_sbuf_release(st, idx);
                 break;
             }
-        case IBMC_WR_RC_RECV:
-            mpi_errno = MPIDI_IBMC_recv_packet(st, st->rbufs +
-                                               (size_t) idx * MPIDI_IBMC_global.packet_size,
-                                               wc->byte_len);
-            MPIR_ERR_CHECK(mpi_errno);
-            mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
+        case IBMC_WR_RC_RECV:{
+                /* read who sent what before the buffer is posted again */
+                const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) MPIDI_IBMC_rbuf_addr(st, idx);
+                uint32_t src = wc->byte_len >= sizeof(*h) ? h->src_rank : UINT32_MAX;
+                int type = wc->byte_len >= sizeof(*h) ? h->type : 0;
+                mpi_errno = MPIDI_IBMC_recv_packet(st, (const char *) h, wc->byte_len);
+                MPIR_ERR_CHECK(mpi_errno);
+                mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
+                MPIR_ERR_CHECK(mpi_errno);
+                mpi_errno = MPIDI_IBMC_credit_return(st, src, type);
+                break;
+            }
+        case IBMC_WR_RDMA_READ:
+            mpi_errno = MPIDI_IBMC_rndv_read_done(st, IBMC_WR_PTR(wc->wr_id));
             break;
         case IBMC_WR_UD_SEND:
             st->ud_sq_inflight--;

@@ -13,26 +13,45 @@
 #include "ibmc_wire.h"
 #include "ibmc_cm_fsm.h"
 #include "ibmc_frag.h"
+#include "ibmc_rcache.h"
+#include "ibmc_credit.h"
+#include "ibmc_pvars.h"
 
-/* Work-request ids: the low two bits say what the completion is for, the rest
- * index the buffer it used. */
+/* Work-request ids: the low three bits say what the completion is for, the
+ * rest index the buffer it used or, for an RDMA READ, point to its
+ * MPIDI_IBMC_rdma_read_t (allocations are at least 8-byte aligned). */
 enum {
     IBMC_WR_RC_SEND = 0,
     IBMC_WR_RC_RECV = 1,
     IBMC_WR_UD_SEND = 2,
-    IBMC_WR_UD_RECV = 3
+    IBMC_WR_UD_RECV = 3,
+    IBMC_WR_RDMA_READ = 4
 };
-#define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 2) | (uint64_t) (kind))
-#define IBMC_WR_KIND(wr_id)   ((int) ((wr_id) & 3))
-#define IBMC_WR_INDEX(wr_id)  ((int) ((wr_id) >> 2))
+#define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 3) | (uint64_t) (kind))
+#define IBMC_WR_ID_PTR(kind, p) (((uint64_t) (uintptr_t) (p)) | (uint64_t) (kind))
+#define IBMC_WR_KIND(wr_id)   ((int) ((wr_id) & 7))
+#define IBMC_WR_INDEX(wr_id)  ((int) ((wr_id) >> 3))
+#define IBMC_WR_PTR(wr_id)    ((void *) (uintptr_t) ((wr_id) & ~(uint64_t) 7))
 
 #define IBMC_CM_MSG_BYTES 64    /* UD buffer payload; a CM message is smaller */
 
-/* An active message waiting to be (fully) packetised.  The AM header is
- * copied because the caller's copy may live on its stack. */
+/* A registration of user memory for the rendezvous protocol: from the
+ * registration cache (entry set) or, for memory the cache cannot track, made
+ * for this one transfer (entry NULL, mr deregistered on release). */
+typedef struct {
+    struct ibv_mr *mr;
+    ibmc_rcache_entry_t *entry;
+} MPIDI_IBMC_reg_t;
+
+/* An active message waiting to be (fully) packetised.  The AM header, and
+ * for control packets the extra bytes after it, are copied because the
+ * caller's copy may live on its stack. */
 typedef struct MPIDI_IBMC_sendop {
     struct MPIDI_IBMC_sendop *next;
     MPIR_Request *sreq;         /* completed through origin_cbs once all data is copied out */
+    int pkt_type;               /* IBMC_PKT_AM, or IBMC_PKT_RNDV/_FIN with no data */
+    MPI_Aint extra_sz;          /* bytes after the AM header in am_hdr[] */
+    MPI_Aint rndv_data_sz;      /* IBMC_PKT_RNDV: data bytes the receiver will read */
     const void *data;
     MPI_Aint count;
     MPI_Datatype datatype;
@@ -44,6 +63,31 @@ typedef struct MPIDI_IBMC_sendop {
     char am_hdr[];
 } MPIDI_IBMC_sendop_t;
 
+/* The sender's half of a rendezvous: its buffer stays registered, and the
+ * request incomplete, until the receiver's IBMC_PKT_RNDV_FIN. */
+typedef struct {
+    MPIR_Request *sreq;
+    int handler_id;
+    MPIDI_IBMC_reg_t reg;
+} MPIDI_IBMC_rndv_send_t;
+
+/* The receiver's half: RDMA READs from the sender's buffer straight into the
+ * matched receive buffer (or, when that is not contiguous, into a bounce
+ * buffer that is then unpacked). */
+typedef struct MPIDI_IBMC_rdma_read {
+    struct MPIDI_IBMC_rdma_read *next;
+    MPIR_Request *rreq;
+    int peer;
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t cookie;
+    char *laddr;
+    size_t len, posted, done;
+    int wrs_inflight;
+    MPIDI_IBMC_reg_t reg;
+    char *bounce;               /* non-NULL: laddr is this, unpack when done */
+} MPIDI_IBMC_rdma_read_t;
+
 /* One peer: its RC queue pair and everything in flight to or from it. */
 typedef struct MPIDI_IBMC_conn {
     int rank;                   /* in MPI_COMM_WORLD */
@@ -52,7 +96,10 @@ typedef struct MPIDI_IBMC_conn {
     struct ibv_ah *ah;          /* for connection datagrams */
     int sq_inflight;            /* posted sends not yet completed */
     int need_rtu;               /* the handshake's RTU still has to be posted */
+    ibmc_credit_t cr;           /* eager flow control towards and from this peer */
+    int credit_pending;         /* a credit packet is due but could not be posted */
     MPIDI_IBMC_sendop_t *q_head, *q_tail;
+    MPIDI_IBMC_rdma_read_t *rd_head, *rd_tail;  /* reads not yet fully posted */
     struct MPIDI_IBMC_conn *next_busy;
     int on_busy_list;
 
@@ -63,6 +110,7 @@ typedef struct MPIDI_IBMC_conn {
 
     /* statistics, printed with MPIR_CVAR_IBMC_STATS */
     uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+    uint64_t rndv_tx, rndv_rx, rndv_read_bytes, rndv_bounced;
 } MPIDI_IBMC_conn_t;
 
 /* A registered send buffer; free ones form a list through next_free. */
@@ -83,8 +131,15 @@ typedef struct MPIDI_IBMC_state {
     MPIDI_IBMC_sbuf_t *sbufs;
     int n_sbufs;
     int sbuf_free;              /* head of the free list, -1 when empty */
-    char *rbufs;
+    char *rbufs;                /* the base pool, in mem */
     int n_rbufs;
+    /* more receive buffers, one chunk per connection beyond what the base
+     * pool covers, so that every connected peer's credits are backed by
+     * posted buffers (ibmc_credit.h) */
+    char **rchunk_mem;
+    struct ibv_mr **rchunk_mr;
+    int n_rchunks, max_rchunks, rchunk_bufs;
+    int rbufs_reserved;         /* buffers promised to connected peers */
     char *ud_rbufs;
     int n_ud_rbufs;
     char *ud_sbufs;
@@ -101,9 +156,40 @@ typedef struct MPIDI_IBMC_state {
     MPIDI_IBMC_conn_t *busy_head;       /* conns with queued sends or a handshake timer */
     ibmc_cm_timing_t cm_timing;
     int yield;                  /* sched_yield() when a poll finds nothing */
+
+    /* rendezvous (ibmc_rndv.c) and user-memory registration (ibmc_mem.c) */
+    size_t max_read;            /* bytes of one RDMA READ work request */
+    int reads_inflight, max_reads;      /* READ WRs posted, and the bound the CQ allows */
+    ibmc_rcache_t rcache;
+    int rcache_on;
+    uintptr_t heap_lo, heap_hi; /* the brk heap, the memory the cache can track */
+    uint64_t reg_uncached;      /* registrations made for one transfer */
 } MPIDI_IBMC_state_t;
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)
+
+/* Receive buffer idx: the base pool, then the chunks. */
+static inline char *MPIDI_IBMC_rbuf_addr(MPIDI_IBMC_state_t * st, int idx)
+{
+    size_t psz = (size_t) MPIDI_IBMC_global.packet_size;
+    if (idx < st->n_rbufs)
+        return st->rbufs + (size_t) idx * psz;
+    idx -= st->n_rbufs;
+    return st->rchunk_mem[idx / st->rchunk_bufs] + (size_t) (idx % st->rchunk_bufs) * psz;
+}
+
+static inline uint32_t MPIDI_IBMC_rbuf_lkey(MPIDI_IBMC_state_t * st, int idx)
+{
+    if (idx < st->n_rbufs)
+        return st->mr->lkey;
+    return st->rchunk_mr[(idx - st->n_rbufs) / st->rchunk_bufs]->lkey;
+}
+
+static inline int MPIDI_IBMC_conn_has_work(const MPIDI_IBMC_conn_t * conn)
+{
+    return ibmc_cm_has_timer(&conn->cm) || conn->q_head || conn->need_rtu || conn->rd_head ||
+        conn->credit_pending;
+}
 
 /* Seconds on MPL's clock, for the handshake timers. */
 static inline double MPIDI_IBMC_now(void)
@@ -132,10 +218,42 @@ void MPIDI_IBMC_conn_destroy_all(MPIDI_IBMC_state_t * st);
 /* ibmc_am_send.c */
 int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_sbuf_release(MPIDI_IBMC_state_t * st, int idx);
+int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+
+/* ibmc_am_send.c: queue a packet that carries no data of its own:
+ * IBMC_PKT_RNDV (AM header + ibmc_rndv_t; data_sz is what the receiver will
+ * read) or IBMC_PKT_RNDV_FIN (no AM header) */
+int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
+                         int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                         const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,
+                         int dst_vci);
+
+/* ibmc_mem.c */
+int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st);
+void MPIDI_IBMC_mem_finalize(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_mem_register(MPIDI_IBMC_state_t * st, const void *buf, size_t len,
+                            MPIDI_IBMC_reg_t * reg);
+void MPIDI_IBMC_mem_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_reg_t * reg);
+
+/* ibmc_rndv.c */
+int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
+                         const void *am_hdr, MPI_Aint am_hdr_sz, const void *buf,
+                         MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
+                         int *sent);
+int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                         const ibmc_pkt_hdr_t * h, const char *payload, size_t plen);
+int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
+                        size_t plen);
+int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd);
+int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 
 /* ibmc_am_recv.c */
 int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len);
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx);
+int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st);
+void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type);
 
 #endif /* IBMC_TYPES_H_INCLUDED */

@@ -15,7 +15,10 @@
 enum {
     IBMC_PKT_AM = 1,            /* first packet of an active message */
     IBMC_PKT_AM_CONT = 2,       /* continuation of the active message in progress */
-    IBMC_PKT_RTU = 3            /* "ready to use": ends the connection handshake */
+    IBMC_PKT_RTU = 3,           /* "ready to use": ends the connection handshake */
+    IBMC_PKT_RNDV = 4,          /* AM header + ibmc_rndv_t: the receiver pulls the data */
+    IBMC_PKT_RNDV_FIN = 5,      /* ibmc_rndv_fin_t: the pull is done, the sender's buffer is free */
+    IBMC_PKT_CREDIT = 6         /* only gives credits back (ibmc_credit.h); needs none itself */
 };
 
 /* Header of every RC packet.  Its size is a multiple of 8 so that the CH4 AM
@@ -28,12 +31,27 @@ typedef struct {
     uint8_t dst_vci;
     uint8_t reserved;
     uint16_t handler_id;        /* MPIDIG handler (IBMC_PKT_AM) */
-    uint16_t reserved2;
+    uint16_t credits;           /* receive buffers freed for the peer (ibmc_credit.h) */
     uint32_t am_hdr_sz;         /* CH4 AM header bytes (IBMC_PKT_AM) */
     uint64_t msg_sz;            /* am_hdr_sz + data bytes of the whole message (IBMC_PKT_AM) */
 } ibmc_pkt_hdr_t;
 
 _Static_assert(sizeof(ibmc_pkt_hdr_t) % 8 == 0, "ibmc_pkt_hdr_t must keep 8-byte alignment");
+
+/* Rendezvous: where the receiver reads the message from.  It follows the CH4
+ * AM header in an IBMC_PKT_RNDV packet, whose msg_sz counts the AM header and
+ * the data that stays in the sender's buffer (so it may be unaligned: copy it
+ * out).  cookie comes back in the IBMC_PKT_RNDV_FIN. */
+typedef struct {
+    uint64_t addr;              /* start of the sender's (contiguous) data */
+    uint64_t cookie;            /* the sender's rendezvous state */
+    uint32_t rkey;
+    uint32_t reserved;
+} ibmc_rndv_t;
+
+typedef struct {
+    uint64_t cookie;
+} ibmc_rndv_fin_t;
 
 /* Connection-manager datagrams, sent over UD (see ibmc_cm_fsm.h). */
 enum {

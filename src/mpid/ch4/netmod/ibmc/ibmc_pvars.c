@@ -1,0 +1,43 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include <mpidimpl.h>
+#include "ibmc_pvars.h"
+
+MPIDI_IBMC_pvars_t MPIDI_IBMC_pvars;
+
+#define IBMC_PVAR(field, desc) \
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ibmc_" #field, \
+                              &MPIDI_IBMC_pvars.field, 1, MPI_T_ENUM_NULL, \
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, \
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, \
+                              NULL, NULL, "CH4_IBMC", desc)
+
+void MPIDI_IBMC_pvars_register(void)
+{
+    memset(&MPIDI_IBMC_pvars, 0, sizeof(MPIDI_IBMC_pvars));
+    IBMC_PVAR(eager_pkts_sent,
+              "RC packets this process sent that carry an active message (its first packet "
+              "or a continuation): the eager path.  A rendezvous message adds none.");
+    IBMC_PVAR(eager_bytes_sent, "Bytes of the eager packets sent, packet headers included.");
+    IBMC_PVAR(eager_pkts_recvd, "RC packets this process received that carry an active message.");
+    IBMC_PVAR(eager_bytes_recvd,
+              "Bytes of the eager packets received, packet headers included.");
+    IBMC_PVAR(ctrl_pkts_sent,
+              "RC packets sent that carry no message data: the connection handshake's "
+              "ready-to-use, rendezvous requests and completions, and credit returns.");
+    IBMC_PVAR(rndv_sends,
+              "Messages this process sent by rendezvous: the receiver pulled them from the "
+              "send buffer with RDMA READ (above MPIR_CVAR_IBMC_EAGER_LIMIT, contiguous).");
+    IBMC_PVAR(rndv_recvs, "Messages this process received by rendezvous (RDMA READ).");
+    IBMC_PVAR(rndv_packed_recvs,
+              "Rendezvous receives into a non-contiguous datatype, read into a bounce buffer "
+              "and unpacked; the rest landed directly in the user's buffer.");
+    IBMC_PVAR(rdma_reads, "RDMA READ work requests posted (a large message takes several).");
+    IBMC_PVAR(rdma_read_bytes, "Bytes moved by RDMA READ.");
+    IBMC_PVAR(rc_connections,
+              "RC queue pairs this process created.  Connections are made on first use, so "
+              "this counts the peers this process actually talked to.");
+}

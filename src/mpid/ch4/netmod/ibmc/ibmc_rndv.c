@@ -1,0 +1,313 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The zero-copy rendezvous protocol for large contiguous point-to-point data.
+ *
+ * The sender registers its buffer and sends one IBMC_PKT_RNDV packet: the
+ * CH4 AM header and where the data is (ibmc_rndv_t).  The receiver hands the
+ * header to MPIDIG as a transport rendezvous (MPIDIG_AM_ATTR__IS_RNDV).  Once
+ * the message is matched to a receive, at once or later through the
+ * data-copy callback MPIDIG keeps on the unexpected request, the receiver
+ * RDMA-READs the data straight into the receive buffer, completes the
+ * receive and sends IBMC_PKT_RNDV_FIN back; on that the sender completes its
+ * request and releases the registration.
+ *
+ * Why READ and not WRITE: the receiver learns where the data goes only when
+ * it matches, so a WRITE protocol needs a clear-to-send message before the
+ * data can move, and the sender's CPU in the loop to issue the WRITE.  With
+ * READ the transfer starts the moment the receive is matched and costs one
+ * control packet in each direction.  Neither side copies; only a receive
+ * buffer that is not contiguous is filled through a bounce buffer. */
+
+#include <mpidimpl.h>
+#include "ibmc_types.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_EAGER_LIMIT
+      category    : CH4_IBMC
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest message, in data bytes, sent eagerly: copied through the
+        registered eager buffers (as several packets if it does not fit one)
+        without waiting for the receiver.  Larger contiguous messages use the
+        zero-copy rendezvous protocol: the receiver reads the data from the
+        sender's buffer with RDMA READ once the receive is matched.  Larger
+        non-contiguous messages use MPIDIG's rendezvous handshake and are
+        packed.  0 sends every message that does not fit one packet by
+        rendezvous.  See doc/measurements.md for how the default was chosen.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define RNDV_RREQ(rreq) (MPIDIG_REQUEST(rreq, netmod_am.ibmc))
+
+static int proto_error(int rank, const char *what)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_proto", "**ibmc_proto %d %s", rank, what);
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
+                         const void *am_hdr, MPI_Aint am_hdr_sz, const void *buf,
+                         MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
+                         int *sent)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_rndv_t info;
+
+    *sent = 0;
+    MPIDI_IBMC_rndv_send_t *rs = MPL_malloc(sizeof(*rs), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!rs, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (MPIDI_IBMC_mem_register(st, buf, (size_t) data_sz, &rs->reg)) {
+        /* e.g. over the locked-memory limit: the caller copies instead */
+        MPL_free(rs);
+        goto fn_exit;
+    }
+    rs->sreq = sreq;
+    rs->handler_id = handler_id;
+    memset(&info, 0, sizeof(info));
+    info.addr = (uint64_t) (uintptr_t) buf;
+    info.cookie = (uint64_t) (uintptr_t) rs;
+    info.rkey = rs->reg.mr->rkey;
+    mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV, handler_id, am_hdr, am_hdr_sz,
+                                     &info, (MPI_Aint) sizeof(info), data_sz, src_vci, dst_vci);
+    MPIR_ERR_CHECK(mpi_errno);
+    conn->rndv_tx++;
+    MPIDI_IBMC_pvars.rndv_sends++;
+    *sent = 1;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
+                        size_t plen)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_rndv_fin_t fin;
+
+    if (plen < sizeof(fin))
+        return proto_error(conn->rank, "a short rendezvous completion");
+    memcpy(&fin, payload, sizeof(fin));
+    MPIDI_IBMC_rndv_send_t *rs = (MPIDI_IBMC_rndv_send_t *) (uintptr_t) fin.cookie;
+    if (!rs)
+        return proto_error(conn->rank, "a rendezvous completion without a cookie");
+    MPIDI_IBMC_mem_release(st, &rs->reg);
+    if (rs->sreq)
+        mpi_errno = MPIDIG_global.origin_cbs[rs->handler_id] (rs->sreq);
+    MPL_free(rs);
+    return mpi_errno;
+}
+
+/* All data is in: unpack if we bounced, tell the sender, complete the receive
+ * (target_cmpl_cb, then the reference rndv_recv took). */
+static int read_finish(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Request *rreq = rd->rreq;
+    MPIDI_IBMC_conn_t *conn = &st->conns[rd->peer];
+    ibmc_rndv_fin_t fin = {.cookie = rd->cookie };
+
+    if (rd->bounce && rd->len > 0) {
+        MPI_Aint actual = 0;
+        mpi_errno = MPIR_Typerep_unpack(rd->bounce, (MPI_Aint) rd->len,
+                                        MPIDIG_REQUEST(rreq, buffer), MPIDIG_REQUEST(rreq, count),
+                                        MPIDIG_REQUEST(rreq, datatype), 0, &actual);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIR_Assert(actual == (MPI_Aint) rd->len);
+        conn->rndv_bounced++;
+        MPIDI_IBMC_pvars.rndv_packed_recvs++;
+    }
+    if (rd->reg.mr)
+        MPIDI_IBMC_mem_release(st, &rd->reg);
+    MPL_free(rd->bounce);
+    rd->bounce = NULL;
+    conn->rndv_rx++;
+    conn->rndv_read_bytes += rd->len;
+    MPIDI_IBMC_pvars.rndv_recvs++;
+
+    mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV_FIN, 0, NULL, 0, &fin,
+                                     (MPI_Aint) sizeof(fin), 0, 0, 0);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPID_Request_complete(rreq);
+  fn_exit:
+    MPL_free(rd);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The receive is matched: decide where the data lands and queue the READs. */
+static int read_start(MPIDI_IBMC_state_t * st, MPIR_Request * rreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int contig, err = 0;
+    MPI_Aint cap, true_lb;
+    MPIR_Datatype *dt_ptr;
+    MPIDI_IBMC_conn_t *conn = &st->conns[RNDV_RREQ(rreq).peer];
+
+    MPIDI_Datatype_get_info(MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), contig,
+                            cap, dt_ptr, true_lb);
+    MPIDI_IBMC_rdma_read_t *rd = MPL_calloc(1, sizeof(*rd), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!rd, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    rd->rreq = rreq;
+    rd->peer = conn->rank;
+    rd->raddr = RNDV_RREQ(rreq).addr;
+    rd->rkey = RNDV_RREQ(rreq).rkey;
+    rd->cookie = RNDV_RREQ(rreq).cookie;
+    /* a short receive buffer: MPIDIG has set MPI_ERR_TRUNCATE; read what fits */
+    rd->len = (size_t) MPL_MIN(RNDV_RREQ(rreq).data_sz, cap);
+    MPIR_STATUS_SET_COUNT(rreq->status, (MPI_Aint) rd->len);
+    if (rd->len == 0)
+        return read_finish(st, rd);
+
+    if (contig) {
+        rd->laddr = MPIR_get_contig_ptr(MPIDIG_REQUEST(rreq, buffer), true_lb);
+        err = MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg);
+    }
+    if (!contig || err) {
+        rd->bounce = MPL_malloc(rd->len, MPL_MEM_BUFFER);
+        MPIR_ERR_CHKANDJUMP(!rd->bounce, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        rd->laddr = rd->bounce;
+        err = MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg);
+        if (err) {
+            mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr", err);
+            goto fn_fail;
+        }
+    }
+
+    if (conn->rd_tail)
+        conn->rd_tail->next = rd;
+    else
+        conn->rd_head = rd;
+    conn->rd_tail = rd;
+    if (conn->cm.state == IBMC_CM_CONNECTED)
+        mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+    else
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    if (rd) {
+        MPL_free(rd->bounce);
+        MPL_free(rd);
+    }
+    goto fn_exit;
+}
+
+/* MPIDIG calls this when a receive matches an unexpected rendezvous message
+ * (see MPIDI_NM_am_get_data_copy_cb). */
+int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq)
+{
+    return read_start(MPIDI_IBMC_STATE(), rreq);
+}
+
+int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                         const ibmc_pkt_hdr_t * h, const char *payload, size_t plen)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_rndv_t info;
+    uint32_t attr = MPIDIG_AM_ATTR__IS_ASYNC | MPIDIG_AM_ATTR__IS_RNDV;
+    MPIR_Request *rreq = NULL;
+
+    if (h->handler_id >= MPIDI_AM_HANDLERS_MAX || h->am_hdr_sz > h->msg_sz ||
+        plen < h->am_hdr_sz + sizeof(info))
+        return proto_error(conn->rank, "a malformed rendezvous header");
+    memcpy(&info, payload + h->am_hdr_sz, sizeof(info));
+
+    MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
+    mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] ((void *) payload, NULL,
+                                                             (MPI_Aint) (h->msg_sz -
+                                                                         h->am_hdr_sz), attr,
+                                                             &rreq);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!rreq)
+        return proto_error(conn->rank, "a rendezvous message for a handler without a request");
+
+    /* held until read_finish, as the other CH4 transports do for async data */
+    MPIR_cc_inc(rreq->cc_ptr);
+    RNDV_RREQ(rreq).addr = info.addr;
+    RNDV_RREQ(rreq).cookie = info.cookie;
+    RNDV_RREQ(rreq).rkey = info.rkey;
+    RNDV_RREQ(rreq).peer = conn->rank;
+    RNDV_RREQ(rreq).data_sz = (MPI_Aint) (h->msg_sz - h->am_hdr_sz);
+    /* unexpected: MPIDIG calls MPIDI_IBMC_rndv_copy_cb when a receive matches */
+    if (MPIDIG_recv_initialized(rreq))
+        mpi_errno = read_start(st, rreq);
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    while (conn->rd_head && conn->sq_inflight < st->sq_depth &&
+           st->reads_inflight < st->max_reads) {
+        MPIDI_IBMC_rdma_read_t *rd = conn->rd_head;
+        size_t chunk = MPL_MIN(st->max_read, rd->len - rd->posted);
+        struct ibv_sge sge = {
+            .addr = (uintptr_t) (rd->laddr + rd->posted),
+            .length = (uint32_t) chunk,
+            .lkey = rd->reg.mr->lkey
+        };
+        struct ibv_send_wr wr, *bad;
+
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_RDMA_READ, rd);
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_READ;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = rd->raddr + rd->posted;
+        wr.wr.rdma.rkey = rd->rkey;
+        int rc = ibv_post_send(conn->qp, &wr, &bad);
+        if (rc) {
+            mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_send(RDMA READ)", rc);
+            goto fn_fail;
+        }
+        conn->sq_inflight++;
+        st->reads_inflight++;
+        rd->wrs_inflight++;
+        MPIDI_IBMC_pvars.rdma_reads++;
+        MPIDI_IBMC_pvars.rdma_read_bytes += chunk;
+        rd->posted += chunk;
+        if (rd->posted == rd->len) {
+            conn->rd_head = rd->next;
+            if (!conn->rd_head)
+                conn->rd_tail = NULL;
+            rd->next = NULL;
+        }
+    }
+    if (conn->rd_head)
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
+{
+    MPIDI_IBMC_conn_t *conn = &st->conns[rd->peer];
+    conn->sq_inflight--;
+    st->reads_inflight--;
+    rd->wrs_inflight--;
+    if (rd->wrs_inflight == 0 && rd->posted == rd->len)
+        return read_finish(st, rd);
+    /* the freed slot may let a waiting READ go out */
+    if (conn->rd_head)
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,138 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* Which path did a message take?  Read ch4:ibmc's MPI_T performance
+ * variables around one 4 MiB and one 64 B send between two ranks on
+ * different (pretend) nodes, and check:
+ *   - 4 MiB: no eager packet on either side, one rendezvous, the receiver's
+ *     RDMA READs moved exactly 4 MiB straight into the user buffer (no
+ *     bounce), the data arrived bit-exact;
+ *   - 64 B: exactly one eager packet each way of the counters, no rendezvous;
+ *   - one RC connection per rank: the only peer it used.
+ * Run with 2 ranks and MPIR_CVAR_NUM_CLIQUES=2 (test/fabric-suite.sh). */
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS, NVARS };
+static const char *names[NVARS] = {
+    "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_rndv_sends", "ibmc_rndv_recvs",
+    "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections"
+};
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle handles[NVARS];
+static int rank, failures;
+
+static void read_all(unsigned long long *v)
+{
+    for (int i = 0; i < NVARS; i++)
+        MPI_T_pvar_read(session, handles[i], &v[i]);
+}
+
+static void expect(const char *what, unsigned long long got, unsigned long long lo,
+                   unsigned long long hi)
+{
+    if (got < lo || got > hi) {
+        printf("pvars: FAIL: rank %d: %s is %llu, expected %llu..%llu\n", rank, what, got, lo, hi);
+        failures++;
+    }
+}
+
+/* one message of n bytes from rank 0 to rank 1; d[] gets the counter deltas */
+static void transfer(size_t n, unsigned long long *d)
+{
+    unsigned long long before[NVARS], after[NVARS];
+    unsigned char *buf = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rank == 0 ? (unsigned char) (i * 131 + 7) : 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_all(before);
+    if (rank == 0)
+        MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+    else
+        MPI_Recv(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    read_all(after);
+    for (int i = 0; i < NVARS; i++)
+        d[i] = after[i] - before[i];
+    if (rank == 1) {
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != (unsigned char) (i * 131 + 7)) {
+                printf("pvars: FAIL: byte %zu of %zu is wrong\n", i, n);
+                failures++;
+                break;
+            }
+    }
+    printf("pvars: rank %d, %zu B %s: eager_pkts_sent +%llu eager_pkts_recvd +%llu rndv_sends +%llu "
+           "rndv_recvs +%llu rndv_packed_recvs +%llu rdma_reads +%llu rdma_read_bytes +%llu\n",
+           rank, n, rank == 0 ? "send" : "receive", d[EAGER_SENT], d[EAGER_RECVD], d[RNDV_SENDS],
+           d[RNDV_RECVS], d[PACKED], d[READS], d[READ_BYTES]);
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, size, count;
+    unsigned long long d[NVARS], conns;
+    const size_t big = 4 << 20;
+
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            printf("pvars: FAIL: run with 2 processes\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_T_pvar_session_create(&session);
+    for (int i = 0; i < NVARS; i++) {
+        int idx;
+        if (MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
+            MPI_T_pvar_handle_alloc(session, idx, NULL, &handles[i], &count) != MPI_SUCCESS ||
+            count != 1) {
+            printf("pvars: FAIL: rank %d: no MPI_T counter %s\n", rank, names[i]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+
+    transfer(big, d);
+    if (rank == 0) {
+        expect("eager packets sent for the 4 MiB message", d[EAGER_SENT], 0, 0);
+        expect("rendezvous sends", d[RNDV_SENDS], 1, 1);
+    } else {
+        expect("eager packets received for the 4 MiB message", d[EAGER_RECVD], 0, 0);
+        expect("rendezvous receives", d[RNDV_RECVS], 1, 1);
+        expect("rendezvous receives through a bounce buffer", d[PACKED], 0, 0);
+        expect("RDMA READ work requests", d[READS], 1, big);
+        expect("RDMA READ bytes", d[READ_BYTES], big, big);
+    }
+
+    transfer(64, d);
+    if (rank == 0) {
+        expect("eager packets sent for 64 B", d[EAGER_SENT], 1, 1);
+        expect("rendezvous sends for 64 B", d[RNDV_SENDS], 0, 0);
+    } else {
+        expect("eager packets received for 64 B", d[EAGER_RECVD], 1, 1);
+        expect("RDMA READ bytes for 64 B", d[READ_BYTES], 0, 0);
+    }
+
+    MPI_T_pvar_read(session, handles[CONNS], &conns);
+    expect("RC connections", conns, 1, 1);
+
+    for (int i = 0; i < NVARS; i++)
+        MPI_T_pvar_handle_free(session, &handles[i]);
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+
+    int all;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0)
+        printf("pvars: all checks passed\n");
+    MPI_Finalize();
+    return all != 0;
+}
