@@ -66,6 +66,8 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED;
+    if (len <= st->hca.rc_max_inline)
+        wr.send_flags |= IBV_SEND_INLINE;
     st->sbufs[idx].peer = conn->rank;
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc) {

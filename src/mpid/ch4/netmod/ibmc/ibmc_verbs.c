@@ -21,6 +21,11 @@
 #define IBMC_RC_RNR_RETRY 7
 #define IBMC_RC_MIN_RNR_TIMER 12
 #define IBMC_RC_RD_ATOMIC 4
+/* Small packets go inline: the HCA (or rxe) takes the bytes with the work
+ * request instead of fetching them through the memory region afterwards,
+ * which saves a DMA read (a lookup and copy in rxe) on the latency path.
+ * A device that cannot inline this much gets QPs without inline data. */
+#define IBMC_RC_MAX_INLINE 256
 
 static int fail(ibmc_verbs_err_t * e, const char *call, int err)
 {
@@ -102,10 +107,16 @@ int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
     init.qp_type = IBV_QPT_RC;
     init.cap.max_send_wr = sq_depth;
     init.cap.max_send_sge = 1;
+    init.cap.max_inline_data = IBMC_RC_MAX_INLINE;
     init.sq_sig_all = 0;
     *qp = ibv_create_qp(hca->pd, &init);
+    if (!*qp && errno == EINVAL) {
+        init.cap.max_inline_data = 0;
+        *qp = ibv_create_qp(hca->pd, &init);
+    }
     if (!*qp)
         return fail(e, "ibv_create_qp(RC)", errno);
+    hca->rc_max_inline = init.cap.max_inline_data;
 
     struct ibv_qp_attr attr;
     memset(&attr, 0, sizeof(attr));

@@ -31,6 +31,7 @@ typedef struct {
     enum ibv_mtu active_mtu;
     uint16_t lid;
     union ibv_gid gid;
+    uint32_t rc_max_inline;     /* bytes an RC send may carry inside its work request */
 } ibmc_hca_t;
 
 /* Where a failed call is named. */
