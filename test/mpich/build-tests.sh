@@ -52,9 +52,10 @@ for d in $dirs; do
     awk -v d="$d" 'NR==FNR { if ($0 !~ /^#/ && NF >= 3 && $1 == d) ex[$2 " " $3] = 1; next }
         { key = $1 " " $2; star = $1 " *"; if (!(key in ex) && !(star in ex)) print }' \
         "$here/exclude.txt" "$d/testlist.orig" > "$d/testlist.ibmc"
-    # the CI slice (test/mpich/ci-tests.txt) of what is left
-    awk -v d="$d" 'NR==FNR { if ($0 !~ /^#/ && NF >= 2 && $1 == d) keep[$2] = 1; next }
-        ($1 in keep)' "$here/ci-tests.txt" "$d/testlist.ibmc" > "$d/testlist.ci"
+    # the CI slice (test/mpich/ci-tests.txt) of what is left; a third field
+    # keeps only the program's lines that contain it (one argument set)
+    awk -v d="$d" 'NR==FNR { if ($0 !~ /^#/ && NF >= 2 && $1 == d) keep[$2] = (NF >= 3 ? $3 : ""); next }
+        ($1 in keep) && (keep[$1] == "" || index($0, keep[$1]))' "$here/ci-tests.txt" "$d/testlist.ibmc" > "$d/testlist.ci"
     cp "$d/testlist.ibmc" "$d/testlist.full"
     cp "$d/testlist.full" "$d/testlist"
 done
