@@ -17,6 +17,7 @@
 #   IBMC_BENCH_TIMEOUT  seconds allowed for one MPI test run (900)
 #   IBMC_BENCH_DEV      RDMA device for perftest (first in /sys/class/infiniband)
 #   IBMC_BENCH_PT_LAT_ITERS, IBMC_BENCH_PT_BW_ITERS  perftest -n (10, 16)
+#   IBMC_BENCH_FI_UNIVERSE_SIZE  FI_UNIVERSE_SIZE for the ofi runs (64; see bench/README.md)
 #
 # Output: the table on stdout; every raw output, the failures and the table
 # (summary.md) under _build/bench/raw-<date>/.  Exit status 0 when the table
@@ -244,7 +245,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
                     >"$raw/ofi-$t-rep$rep.skipped"
                 continue
             fi
-            run_mpi ofi "$OFI_PREFIX" "$ofi_bin" "$rep" "$t" FI_PROVIDER='verbs;ofi_rxm' ||
+            run_mpi ofi "$OFI_PREFIX" "$ofi_bin" "$rep" "$t" FI_PROVIDER='verbs;ofi_rxm' \
+                FI_UNIVERSE_SIZE="${IBMC_BENCH_FI_UNIVERSE_SIZE:-64}" ||
                 grep -q '^[0-9]' "$raw/ofi-$t-rep$rep.out" || ofi_dead="ofi-$t-rep$rep"
         done
     fi
