@@ -42,8 +42,10 @@ cvars:
         zero-copy rendezvous protocol: the receiver reads the data from the
         sender's buffer with RDMA READ once the receive is matched.  Larger
         non-contiguous messages use MPIDIG's rendezvous handshake and are
-        packed.  0 sends every message that does not fit one packet by
-        rendezvous.  See doc/measurements.md for how the default was chosen.
+        packed.  0 sends every contiguous message that carries data by
+        rendezvous.  At most MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  The
+        default is where rendezvous bandwidth overtakes eager bandwidth on
+        the test fabric (doc/benchmarks.md, "Eager limit").
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
