@@ -5,8 +5,8 @@
 #   [IBMC_PREFIX=...] [REPS=3] bench/eager-limit.sh
 #
 # Runs ibmc_pt2pt_bench latency and bw (1 B .. 128 KiB) twice per repetition:
-# with MPIR_CVAR_IBMC_EAGER_LIMIT=0 (every message above one packet goes by
-# rendezvous) and with it at 64 KiB, the largest value the CVAR takes
+# with MPIR_CVAR_IBMC_EAGER_LIMIT=0 (every contiguous message with data goes
+# by rendezvous) and with it at 64 KiB, the largest value the CVAR takes
 # (MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE), two ranks through
 # the netmod (MPIR_CVAR_NOLOCAL=1), and prints per-size medians side by side.
 # On a host without an RDMA device it runs inside the Soft-RoCE VM.  Raw

@@ -59,7 +59,7 @@ rndv_case "4 MiB, cache off" 4194304 0 MPIR_CVAR_IBMC_RCACHE_SIZE=0
 rndv_case "1 MiB, 1 MiB cache limit" 1048576 0 MPIR_CVAR_IBMC_RCACHE_SIZE=1
 log=$IBMC_OUT/exchange-4x2-all-rndv.log
 if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_EAGER_LIMIT=0 mpx -n 4 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
-   grep -q "all bytes verified" "$log"; then ok "exchange, everything above one packet by rendezvous"
+   grep -q "all bytes verified" "$log"; then ok "exchange, every contiguous message with data by rendezvous (eager limit 0)"
 else bad "exchange with eager limit 0 (see $log)"; tail -5 "$log"; fi
 log=$IBMC_OUT/pvars.log
 if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 && grep -q "pvars: all checks passed" "$log"; then
