@@ -173,7 +173,7 @@ if [ -n "${IBMC_MPICH_TESTS:-}" ]; then
         np=${spec%%:*} cl=${spec##*:}
         # testlist.capped: tests that cannot run with their count capped to np
         for d in $dirs; do
-            awk -v np="$np" 'NR==FNR { if (np <= $3) cap[$1 " " $2] = 1; next } !(($1 " " $2) in cap)' \
+            awk -v np="$np" 'FILENAME == ARGV[1] { if (np <= $3) cap[$1 " " $2] = 1; next } !(($1 " " $2) in cap)' \
                 "$IBMC_MPICH_TESTS/$d/testlist.capped" "$IBMC_MPICH_TESTS/$d/testlist.$level" \
                 > "$IBMC_MPICH_TESTS/$d/testlist"
         done
