@@ -50,13 +50,24 @@ static void transfer(size_t n, unsigned long long *d)
     unsigned char *buf = malloc(n);
     for (size_t i = 0; i < n; i++)
         buf[i] = rank == 0 ? (unsigned char) (i * 131 + 7) : 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    read_all(before);
-    if (rank == 0)
-        MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-    else
+    /* Each rank's counter window must hold this message and nothing else.
+     * Eager packets arrive unasked and one completion-queue poll can take
+     * several, so a barrier is not enough: rank 0 sends nothing until rank 1
+     * has read its counters ("go"), and nothing more until rank 1 has read
+     * them again ("done"). */
+    if (rank == 1) {
+        read_all(before);
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         MPI_Recv(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    read_all(after);
+        read_all(after);
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        read_all(before);
+        MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        read_all(after);
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     for (int i = 0; i < NVARS; i++)
         d[i] = after[i] - before[i];
     if (rank == 1) {
