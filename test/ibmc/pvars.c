@@ -4,12 +4,14 @@
  */
 
 /* Which path did a message take?  Read ch4:ibmc's MPI_T performance
- * variables around one 4 MiB and one 64 B send between two ranks on
- * different (pretend) nodes, and check:
+ * variables around single sends between two ranks on different (pretend)
+ * nodes, with the default CVARs, and check:
  *   - 4 MiB: no eager packet on either side, one rendezvous, the receiver's
  *     RDMA READs moved exactly 4 MiB straight into the user buffer (no
  *     bounce), the data arrived bit-exact;
  *   - 64 B: exactly one eager packet each way of the counters, no rendezvous;
+ *   - 16 KiB, the eager limit: still one eager packet (the buffers are sized
+ *     for it); one byte more: rendezvous;
  *   - one RC connection per rank: the only peer it used.
  * Run with 2 ranks and MPIR_CVAR_NUM_CLIQUES=2 (test/fabric-suite.sh). */
 
@@ -131,6 +133,19 @@ int main(int argc, char **argv)
         expect("eager packets received for 64 B", d[EAGER_RECVD], 1, 1);
         expect("RDMA READ bytes for 64 B", d[READ_BYTES], 0, 0);
     }
+
+    transfer(16384, d);
+    if (rank == 0) {
+        expect("eager packets sent for 16 KiB (the eager limit)", d[EAGER_SENT], 1, 1);
+        expect("rendezvous sends for 16 KiB", d[RNDV_SENDS], 0, 0);
+    } else {
+        expect("eager packets received for 16 KiB", d[EAGER_RECVD], 1, 1);
+    }
+    transfer(16385, d);
+    if (rank == 0)
+        expect("rendezvous sends for 16 KiB + 1", d[RNDV_SENDS], 1, 1);
+    else
+        expect("rendezvous receives for 16 KiB + 1", d[RNDV_RECVS], 1, 1);
 
     MPI_T_pvar_read(session, handles[CONNS], &conns);
     expect("RC connections", conns, 1, 1);

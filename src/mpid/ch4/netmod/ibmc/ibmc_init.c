@@ -58,7 +58,7 @@ cvars:
     - name        : MPIR_CVAR_IBMC_PACKET_SIZE
       category    : CH4_IBMC
       type        : int
-      default     : 16384
+      default     : 0
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
@@ -66,8 +66,12 @@ cvars:
         Bytes of each registered eager buffer, and so the largest packet on an
         RC queue pair (a 24-byte ibmc header, the CH4 header, data).  Eager
         messages that do not fit one packet travel as a train of packets; see
-        MPIR_CVAR_IBMC_EAGER_LIMIT for which messages are eager.  From 1024
-        to MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE; all processes must agree.
+        MPIR_CVAR_IBMC_EAGER_LIMIT for which messages are eager.  0 (the
+        default) sizes the buffers so that a point-to-point message of
+        MPIR_CVAR_IBMC_EAGER_LIMIT bytes fits one packet with its headers
+        (16512 bytes with the default limit), capped at
+        MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  Otherwise from 1024 to
+        MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE; all processes must agree.
 
     - name        : MPIR_CVAR_IBMC_RECV_BUFFERS
       category    : CH4_IBMC
@@ -264,9 +268,21 @@ int MPIDI_IBMC_init_local(int *tag_bits)
 
     MPIR_FUNC_ENTER;
 
-    mpi_errno = check_range("MPIR_CVAR_IBMC_PACKET_SIZE", MPIR_CVAR_IBMC_PACKET_SIZE, 1024,
+    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_LIMIT", MPIR_CVAR_IBMC_EAGER_LIMIT, 0,
                             MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
     MPIR_ERR_CHECK(mpi_errno);
+    int packet_size = MPIR_CVAR_IBMC_PACKET_SIZE;
+    if (packet_size == 0) {
+        /* one packet for a point-to-point message at the eager limit */
+        size_t fit = round_up((size_t) MPIR_CVAR_IBMC_EAGER_LIMIT + sizeof(ibmc_pkt_hdr_t) +
+                              sizeof(MPIDIG_hdr_t), 64);
+        fit = MPL_MIN(fit, (size_t) MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
+        packet_size = (int) MPL_MAX(fit, 1024);
+    } else {
+        mpi_errno = check_range("MPIR_CVAR_IBMC_PACKET_SIZE", MPIR_CVAR_IBMC_PACKET_SIZE, 1024,
+                                MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     mpi_errno = check_range("MPIR_CVAR_IBMC_SEND_BUFFERS", MPIR_CVAR_IBMC_SEND_BUFFERS, 8, 65536);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = check_range("MPIR_CVAR_IBMC_CONNECT_TIMEOUT", MPIR_CVAR_IBMC_CONNECT_TIMEOUT, 1,
@@ -303,9 +319,6 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     st->my_rank = MPIR_Process.rank;
     st->world_size = MPIR_Process.size;
 
-    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_LIMIT", MPIR_CVAR_IBMC_EAGER_LIMIT, 0,
-                            MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
-    MPIR_ERR_CHECK(mpi_errno);
     struct ibv_port_attr pa;
     st->max_read = IBMC_MAX_READ_BYTES;
     if (!ibv_query_port(st->hca.ctx, st->hca.port, &pa) && pa.max_msg_sz > 0)
@@ -343,9 +356,9 @@ int MPIDI_IBMC_init_local(int *tag_bits)
         goto fn_fail;
     }
 
-    MPIDI_IBMC_global.packet_size = MPIR_CVAR_IBMC_PACKET_SIZE;
-    MPIDI_IBMC_global.am_hdr_max_sz = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
-    MPIDI_IBMC_global.eager_limit = MPIR_CVAR_IBMC_PACKET_SIZE - sizeof(ibmc_pkt_hdr_t);
+    MPIDI_IBMC_global.packet_size = packet_size;
+    MPIDI_IBMC_global.am_hdr_max_sz = packet_size - sizeof(ibmc_pkt_hdr_t);
+    MPIDI_IBMC_global.eager_limit = packet_size - sizeof(ibmc_pkt_hdr_t);
     MPIDI_IBMC_global.rndv_threshold = MPIR_CVAR_IBMC_EAGER_LIMIT;
     MPIDI_IBMC_global.state = st;
     MPIDI_IBMC_pvars_register();
