@@ -40,6 +40,19 @@ if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_PACKET_SIZE=1024 MPIR_CVAR_IBMC_SEND_B
    grep -q "all bytes verified" "$log"; then ok "exchange with 1 KiB packets, 8 send buffers, SQ depth 4"
 else bad "exchange with 1 KiB packets (see $log)"; tail -5 "$log"; fi
 
+# 2a. eager windows under contention: 2 credits per peer, windows lent up to
+#     8 out of a 32-buffer pool that 6 inter-node peers share, 1 KiB packets so
+#     that every eager message is a train: senders starve, receivers lend and
+#     take back (ibmc_credit.h); bytes must still arrive intact
+log=$IBMC_OUT/exchange-8x4-lent-windows.log
+if MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_IBMC_PACKET_SIZE=1024 MPIR_CVAR_IBMC_EAGER_CREDITS=2 \
+   MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=8 MPIR_CVAR_IBMC_RECV_BUFFERS=32 MPIR_CVAR_IBMC_STATS=1 \
+   mpx -n 8 "$IBMC_BIN/exchange" 65536 > "$log" 2>&1 && grep -q "all bytes verified" "$log"; then
+    lends=$(grep -Eo ' lends [0-9]+' "$log" | awk '{s += $2} END {print s + 0}')
+    if [ "$lends" -gt 0 ]; then ok "exchange with 2-credit windows lent up to 8 from a shared pool ($lends lends)"
+    else bad "exchange with lent windows: no window was ever lent (see $log)"; fi
+else bad "exchange with lent windows (see $log)"; tail -5 "$log"; fi
+
 # 2b. the zero-copy rendezvous protocol and its registration cache (rndv.c):
 #     expected/unexpected/truncated/strided/ssend/mprobe/any-source receives,
 #     reused, freed, reallocated and remapped buffers, bit-exact, and the
@@ -113,6 +126,9 @@ expect_error "packet size out of range" 'MPIR_CVAR_IBMC_PACKET_SIZE=100 is not v
     MPIR_CVAR_IBMC_PACKET_SIZE=100 -- -n 2 "$IBMC_BIN/hello"
 expect_error "unknown enum value" 'MPIR_CVAR_IBMC_PROGRESS_YIELD.*sometimes' \
     MPIR_CVAR_IBMC_PROGRESS_YIELD=sometimes -- -n 1 "$IBMC_BIN/hello"
+expect_error "window limit below the base window" \
+    'MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=8 is not valid: it must be between 16 and 65535' \
+    MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=8 -- -n 1 "$IBMC_BIN/hello"
 expect_error "registration cache size out of range" 'MPIR_CVAR_IBMC_RCACHE_SIZE=-1 is not valid' \
     MPIR_CVAR_IBMC_RCACHE_SIZE=-1 -- -n 1 "$IBMC_BIN/hello"
 expect_error "missing GID index" 'GID index 4000 is not populated' \

@@ -12,18 +12,26 @@
  *   - 64 B: exactly one eager packet each way of the counters, no rendezvous;
  *   - 16 KiB, the eager limit: still one eager packet (the buffers are sized
  *     for it); one byte more: rendezvous;
+ *   - 256 messages of 64 B streamed at a receiver that is not polling: the
+ *     sender waits for credits at least once, and the receiver then grows
+ *     its window (lends credits), all messages bit-exact;
  *   - one RC connection per rank: the only peer it used.
  * Run with 2 ranks and MPIR_CVAR_NUM_CLIQUES=2 (test/fabric-suite.sh). */
 
+#define _DEFAULT_SOURCE /* usleep */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS, NVARS };
+enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS,
+    STALLS, LENDS, NVARS
+};
 static const char *names[NVARS] = {
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_rndv_sends", "ibmc_rndv_recvs",
-    "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections"
+    "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections",
+    "ibmc_credit_stalls", "ibmc_credit_lends"
 };
 
 static MPI_T_pvar_session session;
@@ -87,6 +95,53 @@ static void transfer(size_t n, unsigned long long *d)
     free(buf);
 }
 
+/* Rank 0 streams `n` messages of 64 B while rank 1 sleeps before receiving
+ * them, so rank 0 runs out of credits; counters fenced as in transfer(). */
+static void stream(int n, unsigned long long *d)
+{
+    unsigned long long before[NVARS], after[NVARS];
+    unsigned char (*msgs)[64] = malloc((size_t) n * 64);
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * n);
+    MPI_Status *sts = malloc(sizeof(MPI_Status) * n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < 64; j++)
+            msgs[i][j] = rank == 0 ? (unsigned char) (i * 7 + j) : 0;
+    if (rank == 1) {
+        read_all(before);
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        usleep(300 * 1000);     /* no progress: rank 0 uses up its window */
+        for (int i = 0; i < n; i++)
+            MPI_Irecv(msgs[i], 64, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &reqs[i]);
+        MPI_Waitall(n, reqs, sts);
+        read_all(after);
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < 64; j++)
+                if (msgs[i][j] != (unsigned char) (i * 7 + j)) {
+                    printf("pvars: FAIL: streamed message %d byte %d is wrong\n", i, j);
+                    failures++;
+                    i = n;
+                    break;
+                }
+    } else {
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        read_all(before);
+        for (int i = 0; i < n; i++)
+            MPI_Isend(msgs[i], 64, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &reqs[i]);
+        MPI_Waitall(n, reqs, sts);
+        read_all(after);
+        MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    for (int i = 0; i < NVARS; i++)
+        d[i] = after[i] - before[i];
+    printf("pvars: rank %d, %d x 64 B streamed: eager_pkts_sent +%llu eager_pkts_recvd +%llu "
+           "credit_stalls +%llu credit_lends +%llu\n", rank, n, d[EAGER_SENT], d[EAGER_RECVD],
+           d[STALLS], d[LENDS]);
+    free(sts);
+    free(reqs);
+    free(msgs);
+}
+
 int main(int argc, char **argv)
 {
     int provided, size, count;
@@ -146,6 +201,16 @@ int main(int argc, char **argv)
         expect("rendezvous sends for 16 KiB + 1", d[RNDV_SENDS], 1, 1);
     else
         expect("rendezvous receives for 16 KiB + 1", d[RNDV_RECVS], 1, 1);
+
+    stream(256, d);
+    if (rank == 0) {
+        expect("eager packets sent for 256 x 64 B", d[EAGER_SENT], 256, 256);
+        expect("sends that waited for credits", d[STALLS], 1, 256);
+    } else {
+        expect("eager packets received for 256 x 64 B", d[EAGER_RECVD], 256, 256);
+        /* default window 16, at most 64: grown 1 to 3 times */
+        expect("windows lent to the streaming peer", d[LENDS], 1, 3);
+    }
 
     MPI_T_pvar_read(session, handles[CONNS], &conns);
     expect("RC connections", conns, 1, 1);

@@ -27,20 +27,20 @@ int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
     return rc ? MPIDI_IBMC_verbs_error("ibv_post_srq_recv", rc) : MPI_SUCCESS;
 }
 
-/* A new connection is promised credits + IBMC_CREDIT_SPARE buffers; post a
- * chunk of that many when the pool does not cover the promises yet.  Past
- * the shared receive queue's capacity (very large jobs talking to very many
- * peers) the promise cannot be kept, and a sender that finds no buffer gets
- * a receiver-not-ready NAK and retries in hardware (rnr_retry 7): slower,
- * never lost. */
-int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st)
+/* A new connection is promised its base credits + IBMC_CREDIT_SPARE
+ * buffers; post a chunk of that many when the posted buffers do not cover
+ * the promises yet (windows lent to streaming peers are promises too, see
+ * ibmc_credit.h).  Past the shared receive queue's capacity (very large jobs
+ * talking to very many peers) the promise cannot be kept, and a sender that
+ * finds no buffer gets a receiver-not-ready NAK and retries in hardware
+ * (rnr_retry 7): slower, never lost. */
+int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     int mpi_errno = MPI_SUCCESS;
     size_t psz = (size_t) MPIDI_IBMC_global.packet_size;
 
-    st->rbufs_reserved += st->rchunk_bufs;
-    if (st->rbufs_reserved <= st->n_rbufs + st->n_rchunks * st->rchunk_bufs ||
-        st->n_rchunks == st->max_rchunks)
+    ibmc_credit_pool_connect(&st->rpool, &conn->cr);
+    if (st->rpool.promised <= st->rpool.posted || st->n_rchunks == st->max_rchunks)
         return MPI_SUCCESS;
 
     int k = st->n_rchunks;
@@ -59,6 +59,7 @@ int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st)
         mpi_errno = MPIDI_IBMC_post_rbuf(st, st->n_rbufs + k * st->rchunk_bufs + i);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    st->rpool.posted += st->rchunk_bufs;
   fn_fail:
     return mpi_errno;
 }
@@ -76,14 +77,18 @@ void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st)
     st->rchunk_mr = NULL;
 }
 
-/* A packet's buffer is posted again: owe the sender a credit for it, and
- * give credits back explicitly if the traffic is one-sided. */
-int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type)
+/* A packet's buffer is posted again: owe the sender a credit for it (and
+ * lend it more if it waited for credits), and give credits back explicitly
+ * if the traffic is one-sided. */
+int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type,
+                             int pkt_flags)
 {
     if (src_rank >= (uint32_t) st->world_size || pkt_type == IBMC_PKT_CREDIT)
         return MPI_SUCCESS;
     MPIDI_IBMC_conn_t *conn = &st->conns[src_rank];
-    ibmc_credit_received(&conn->cr);
+    uint64_t lends = conn->cr.lends;
+    ibmc_credit_received(&conn->cr, &st->rpool, pkt_flags & IBMC_PKT_F_STARVED);
+    MPIDI_IBMC_pvars.credit_lends += conn->cr.lends - lends;
     if (ibmc_credit_need_update(&conn->cr))
         return MPIDI_IBMC_send_credit(st, conn);
     return MPI_SUCCESS;

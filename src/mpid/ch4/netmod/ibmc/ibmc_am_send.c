@@ -56,10 +56,14 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     struct ibv_send_wr wr, *bad;
     ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) st->sbufs[idx].buf;
 
-    /* every packet gives back what we owe; all but credit packets use one */
+    /* every packet gives back what we owe; all but credit packets use one,
+     * and the first after a wait for credits asks for a larger window */
     h->credits = (uint16_t) ibmc_credit_take(&conn->cr);
-    if (h->type != IBMC_PKT_CREDIT)
+    if (h->type != IBMC_PKT_CREDIT) {
         ibmc_credit_consume(&conn->cr);
+        if (ibmc_credit_take_starved(&conn->cr))
+            h->flags |= IBMC_PKT_F_STARVED;
+    }
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx);
     wr.sg_list = &sge;
@@ -222,6 +226,10 @@ int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
     /* a send completion will free a buffer, or the peer's credits come
      * back; progress comes back here */
     MPIDI_IBMC_conn_mark_busy(st, conn);
+    if (!ibmc_credit_can_send(&conn->cr) && !conn->cr.starved) {
+        ibmc_credit_mark_starved(&conn->cr);
+        MPIDI_IBMC_pvars.credit_stalls++;
+    }
     if (conn->credit_pending && ibmc_credit_need_update(&conn->cr))
         return MPIDI_IBMC_send_credit(st, conn);
     return MPI_SUCCESS;

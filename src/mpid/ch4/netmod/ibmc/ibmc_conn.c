@@ -78,7 +78,7 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
             return MPIDI_IBMC_verbs_error(e.call, e.err);
         MPIDI_IBMC_pvars.rc_connections++;
         /* the peer may send as soon as the handshake ends: back its credits now */
-        mpi_errno = MPIDI_IBMC_rbuf_reserve(st);
+        mpi_errno = MPIDI_IBMC_rbuf_reserve(st, conn);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (act & IBMC_CM_ACT_CONNECT) {

@@ -5,18 +5,20 @@
 
 #include "ibmc_credit.h"
 
-void ibmc_credit_init(ibmc_credit_t * c, int limit)
+void ibmc_credit_init(ibmc_credit_t * c, int base, int max)
 {
-    c->limit = limit;
-    c->avail = limit;
+    c->avail = base;
+    c->max = max;
+    c->starved = 0;
+    c->base = base;
+    c->window = base;
     c->owed = 0;
-    /* Half the window, rounded up.  The sender does not stall if the update
-     * arrives while it sends the other half; and between two polls of the
-     * peer we receive at most `limit` packets from it on top of fewer than
-     * `threshold` already owed, which makes at most
-     * (threshold - 1 + limit) / threshold = 2 credit packets: the
-     * IBMC_CREDIT_SPARE buffers (test/unit/test_credit.c checks it). */
-    c->threshold = (limit + 1) / 2 > 0 ? (limit + 1) / 2 : 1;
+    c->lends = 0;
+}
+
+void ibmc_credit_pool_connect(ibmc_credit_pool_t * p, const ibmc_credit_t * c)
+{
+    p->promised += c->base + IBMC_CREDIT_SPARE;
 }
 
 void ibmc_credit_consume(ibmc_credit_t * c)
@@ -31,14 +33,33 @@ int ibmc_credit_take(ibmc_credit_t * c)
     return n;
 }
 
-void ibmc_credit_received(ibmc_credit_t * c)
+void ibmc_credit_received(ibmc_credit_t * c, ibmc_credit_pool_t * p, int starved)
 {
+    if (p->reclaim && c->window > c->base) {
+        /* keep this packet's credit: the window shrinks by one and its
+         * buffer goes back to the pool */
+        c->window--;
+        p->promised--;
+        return;
+    }
     c->owed++;
+    if (!starved || c->window >= c->max)
+        return;
+    int step = c->base < c->max - c->window ? c->base : c->max - c->window;
+    if (p->posted - p->promised >= step) {
+        c->window += step;
+        c->owed += step;
+        c->lends++;
+        p->promised += step;
+        p->reclaim = 0;
+    } else {
+        p->reclaim = 1;
+    }
 }
 
 int ibmc_credit_grant(ibmc_credit_t * c, int n)
 {
-    if (n < 0 || c->avail + n > c->limit)
+    if (n < 0 || c->avail + n > c->max)
         return -1;
     c->avail += n;
     return 0;

@@ -85,7 +85,9 @@ cvars:
         of a process's RC queue pairs draw from, starts with.  Each connected
         peer is promised MPIR_CVAR_IBMC_EAGER_CREDITS + 2 buffers; once the
         promises exceed this pool, every new connection adds that many.
-        From 16 to the device's max_srq_wr.
+        Buffers of the pool that no peer was promised are lent to peers that
+        stream (see MPIR_CVAR_IBMC_EAGER_CREDITS_MAX).  From 16 to the
+        device's max_srq_wr.
 
     - name        : MPIR_CVAR_IBMC_EAGER_CREDITS
       category    : CH4_IBMC
@@ -97,9 +99,27 @@ cvars:
       description : >-
         Eager packets a process may have in flight to one peer before the
         peer gives the receive buffers back (credit-based flow control, so a
-        receiver is never overrun).  The receiver keeps this many buffers of
+        receiver is never overrun): the window every connection starts with
+        and keeps at least.  The receiver keeps this many buffers of
         MPIR_CVAR_IBMC_PACKET_SIZE, plus 2, posted for every peer it is
         connected to.  From 1 to 4096; all processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_EAGER_CREDITS_MAX
+      category    : CH4_IBMC
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest eager window a peer can be given.  A sender that had to wait
+        for credits says so in its next packet, and the receiver then lends
+        it MPIR_CVAR_IBMC_EAGER_CREDITS more, up to this many, out of
+        receive buffers no peer was promised (MPIR_CVAR_IBMC_RECV_BUFFERS);
+        it takes them back, a credit per packet, when another peer needs
+        them.  Lending never allocates memory.  Set it to
+        MPIR_CVAR_IBMC_EAGER_CREDITS to keep every window fixed.  From
+        MPIR_CVAR_IBMC_EAGER_CREDITS to 65535; all processes must agree.
 
     - name        : MPIR_CVAR_IBMC_SEND_BUFFERS
       category    : CH4_IBMC
@@ -226,6 +246,7 @@ static int setup_buffers(MPIDI_IBMC_state_t * st)
         mpi_errno = MPIDI_IBMC_post_rbuf(st, i);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    st->rpool.posted = st->n_rbufs;
     for (int i = 0; i < st->n_ud_rbufs; i++) {
         mpi_errno = MPIDI_IBMC_post_ud_rbuf(st, i);
         MPIR_ERR_CHECK(mpi_errno);
@@ -283,6 +304,12 @@ int MPIDI_IBMC_init_local(int *tag_bits)
                                 MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_CREDITS", MPIR_CVAR_IBMC_EAGER_CREDITS, 1,
+                            4096);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_CREDITS_MAX", MPIR_CVAR_IBMC_EAGER_CREDITS_MAX,
+                            MPIR_CVAR_IBMC_EAGER_CREDITS, IBMC_CREDIT_MAX);
+    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = check_range("MPIR_CVAR_IBMC_SEND_BUFFERS", MPIR_CVAR_IBMC_SEND_BUFFERS, 8, 65536);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = check_range("MPIR_CVAR_IBMC_CONNECT_TIMEOUT", MPIR_CVAR_IBMC_CONNECT_TIMEOUT, 1,
@@ -324,10 +351,6 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     if (!ibv_query_port(st->hca.ctx, st->hca.port, &pa) && pa.max_msg_sz > 0)
         st->max_read = MPL_MIN(st->max_read, (size_t) pa.max_msg_sz);
     st->max_reads = IBMC_MAX_READS;
-
-    mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_CREDITS", MPIR_CVAR_IBMC_EAGER_CREDITS, 1,
-                            4096);
-    MPIR_ERR_CHECK(mpi_errno);
 
     /* every send and READ is signaled and every receive completes, so this
      * bounds the CQ */
@@ -441,7 +464,7 @@ int MPIDI_IBMC_init_world(void)
         c->rank = i;
         ibmc_cm_init(&c->cm);
         ibmc_reasm_init(&c->rx);
-        ibmc_credit_init(&c->cr, MPIR_CVAR_IBMC_EAGER_CREDITS);
+        ibmc_credit_init(&c->cr, MPIR_CVAR_IBMC_EAGER_CREDITS, MPIR_CVAR_IBMC_EAGER_CREDITS_MAX);
         MPIDI_IBMC_AV(&MPIDIU_get_av(0, i)).world_rank = i;
     }
     st->job_key = card_hash(&st->cards[0]);
@@ -504,12 +527,13 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
                 continue;
             printf("ibmc-stats: rank %d peer %d tx_pkts %llu tx_bytes %llu rx_pkts %llu "
                    "rx_bytes %llu cm_retransmits %u rndv_tx %llu rndv_rx %llu "
-                   "rndv_read_bytes %llu rndv_bounced %llu\n", st->my_rank, i,
+                   "rndv_read_bytes %llu rndv_bounced %llu window %d lends %llu\n", st->my_rank, i,
                    (unsigned long long) c->tx_pkts, (unsigned long long) c->tx_bytes,
                    (unsigned long long) c->rx_pkts, (unsigned long long) c->rx_bytes,
                    c->cm.retransmits, (unsigned long long) c->rndv_tx,
                    (unsigned long long) c->rndv_rx, (unsigned long long) c->rndv_read_bytes,
-                   (unsigned long long) c->rndv_bounced);
+                   (unsigned long long) c->rndv_bounced, c->cr.window,
+                   (unsigned long long) c->cr.lends);
         }
         int nconn = 0;
         for (int i = 0; i < st->world_size; i++)

@@ -55,11 +55,12 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
                 const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) MPIDI_IBMC_rbuf_addr(st, idx);
                 uint32_t src = wc->byte_len >= sizeof(*h) ? h->src_rank : UINT32_MAX;
                 int type = wc->byte_len >= sizeof(*h) ? h->type : 0;
+                int flags = wc->byte_len >= sizeof(*h) ? h->flags : 0;
                 mpi_errno = MPIDI_IBMC_recv_packet(st, (const char *) h, wc->byte_len);
                 MPIR_ERR_CHECK(mpi_errno);
                 mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
                 MPIR_ERR_CHECK(mpi_errno);
-                mpi_errno = MPIDI_IBMC_credit_return(st, src, type);
+                mpi_errno = MPIDI_IBMC_credit_return(st, src, type, flags);
                 break;
             }
         case IBMC_WR_RDMA_READ:

@@ -40,4 +40,13 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(rc_connections,
               "RC queue pairs this process created.  Connections are made on first use, so "
               "this counts the peers this process actually talked to.");
+    IBMC_PVAR(credit_stalls,
+              "Times a send had to wait because this process had used all the eager credits "
+              "a peer gave it (credit-based flow control); each asks that peer for a larger "
+              "window.");
+    IBMC_PVAR(credit_lends,
+              "Times this process grew a peer's eager window because the peer had waited for "
+              "credits: MPIR_CVAR_IBMC_EAGER_CREDITS more, up to "
+              "MPIR_CVAR_IBMC_EAGER_CREDITS_MAX, lent from receive buffers no peer was "
+              "promised.");
 }

@@ -24,6 +24,8 @@ typedef struct {
     unsigned long long rdma_reads;      /* RDMA READ work requests posted */
     unsigned long long rdma_read_bytes; /* bytes they moved */
     unsigned long long rc_connections;  /* RC queue pairs created (on first use of a peer) */
+    unsigned long long credit_stalls;   /* sends that waited for a peer's eager credits */
+    unsigned long long credit_lends;    /* eager windows this process grew for streaming peers */
 } MPIDI_IBMC_pvars_t;
 
 /* Static storage, not part of the netmod state: MPI_T reads a counter through

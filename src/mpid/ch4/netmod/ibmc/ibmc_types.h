@@ -139,7 +139,7 @@ typedef struct MPIDI_IBMC_state {
     char **rchunk_mem;
     struct ibv_mr **rchunk_mr;
     int n_rchunks, max_rchunks, rchunk_bufs;
-    int rbufs_reserved;         /* buffers promised to connected peers */
+    ibmc_credit_pool_t rpool;   /* posted buffers, and those promised to connected peers */
     char *ud_rbufs;
     int n_ud_rbufs;
     char *ud_sbufs;
@@ -252,8 +252,9 @@ int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len);
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx);
-int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type);
+int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type,
+                             int pkt_flags);
 
 #endif /* IBMC_TYPES_H_INCLUDED */

@@ -21,6 +21,11 @@ enum {
     IBMC_PKT_CREDIT = 6         /* only gives credits back (ibmc_credit.h); needs none itself */
 };
 
+/* Header flags. */
+enum {
+    IBMC_PKT_F_STARVED = 1      /* the sender waited for credits: lend it more (ibmc_credit.h) */
+};
+
 /* Header of every RC packet.  Its size is a multiple of 8 so that the CH4 AM
  * header that follows it is 8-byte aligned inside the receive buffer, and the
  * MPIDIG handlers can read it in place. */
@@ -29,7 +34,7 @@ typedef struct {
     uint8_t type;               /* IBMC_PKT_* */
     uint8_t src_vci;
     uint8_t dst_vci;
-    uint8_t reserved;
+    uint8_t flags;              /* IBMC_PKT_F_* */
     uint16_t handler_id;        /* MPIDIG handler (IBMC_PKT_AM) */
     uint16_t credits;           /* receive buffers freed for the peer (ibmc_credit.h) */
     uint32_t am_hdr_sz;         /* CH4 AM header bytes (IBMC_PKT_AM) */
