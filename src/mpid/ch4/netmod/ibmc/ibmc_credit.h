@@ -14,8 +14,8 @@
  * packet going the other way; when traffic is one-sided, the receiver sends
  * an explicit credit packet once half the window is owed.  Credit packets
  * themselves need no credit: at most two can be unconsumed at the peer at
- * any time, so the receiver reserves IBMC_CREDIT_SPARE more buffers per
- * connection for them.
+ * any time (the model in test_credit.c checks it, lending included), so the
+ * receiver reserves IBMC_CREDIT_SPARE more buffers per connection for them.
  *
  * Windows.  Every connection starts with `base` credits, backed by buffers
  * the shared receive queue keeps posted for it (it grows by base + spare
@@ -29,9 +29,8 @@
  * keeps each at base.  When a starved peer finds the pool empty, the pool
  * asks for buffers back: every window above base shrinks as its peer's
  * packets arrive (one credit is not returned per packet) until it is at
- * base again.  The design follows what MVAPICH2 and UCX do for RC eager
- * traffic (a small guaranteed window, growth on demand); making the growth
- * a lend from unpromised buffers keeps the no-RNR guarantee.
+ * base again.  Every credit ever handed out, lent or not, stays backed by
+ * a posted buffer, so growth keeps the no-RNR guarantee.
  *
  * Pure logic, unit-tested on the host (test/unit/test_credit.c). */
 
