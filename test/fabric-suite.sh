@@ -129,6 +129,9 @@ expect_error "unknown enum value" 'MPIR_CVAR_IBMC_PROGRESS_YIELD.*sometimes' \
 expect_error "window limit below the base window" \
     'MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=8 is not valid: it must be between 16 and 65535' \
     MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=8 -- -n 1 "$IBMC_BIN/hello"
+expect_error "CH4 pack buffer too small for a packet" \
+    'MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE=512 is not valid: it must be between 1024 and [0-9]+' \
+    MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE=512 -- -n 1 "$IBMC_BIN/hello"
 expect_error "registration cache size out of range" 'MPIR_CVAR_IBMC_RCACHE_SIZE=-1 is not valid' \
     MPIR_CVAR_IBMC_RCACHE_SIZE=-1 -- -n 1 "$IBMC_BIN/hello"
 expect_error "missing GID index" 'GID index 4000 is not populated' \

@@ -26,6 +26,7 @@ typedef struct {
     int starved[WIRE_MAX];
     int credits[WIRE_MAX];
     int head, n;
+    int n_credit;               /* credit-only packets among the n */
 } wire_t;
 
 typedef struct {
@@ -37,11 +38,13 @@ typedef struct {
 } endpoint_t;
 
 typedef struct {
-    int overrun;                /* more unconsumed packets than window + spares */
+    int overrun;                /* more unconsumed data packets than the window, or
+                                 * more credit packets than the spares */
     int overpromised;           /* pool promised more than it posted */
     int out_of_bounds;          /* a window below base or above max */
     int stuck;                  /* step budget ran out */
     int max_window[2];
+    int max_credit_pkts;        /* most credit-only packets ever unconsumed */
 } model_result_t;
 
 static void wire_push(wire_t * w, int is_data, int starved, int credits)
@@ -51,6 +54,7 @@ static void wire_push(wire_t * w, int is_data, int starved, int credits)
     w->starved[i] = starved;
     w->credits[i] = credits;
     w->n++;
+    w->n_credit += !is_data;
 }
 
 /* Run the model; returns 0 if everything was delivered within the step
@@ -78,8 +82,10 @@ static int run_model(rng_t * rng, int base, int max, long pool_extra, int a_msgs
         wire_t *out = &wire[i], *in = &wire[1 - i];
         /* packets waiting at ep[i] are those on the wire into it: a "slow"
          * receiver lets them pile up until it decides to poll */
-        if (in->n > me->c.window + IBMC_CREDIT_SPARE)
+        if (in->n - in->n_credit > me->c.window || in->n_credit > IBMC_CREDIT_SPARE)
             r->overrun = 1;
+        if (in->n_credit > r->max_credit_pkts)
+            r->max_credit_pkts = in->n_credit;
         if (me->pool.promised > me->pool.posted)
             r->overpromised = 1;
         if (me->c.window < base || me->c.window > max)
@@ -96,22 +102,28 @@ static int run_model(rng_t * rng, int base, int max, long pool_extra, int a_msgs
                     ibmc_credit_mark_starved(&me->c);
                 }
                 break;
-            case 1:            /* poll: consume what arrived */
-                while (in->n > 0) {
+            case 1:            /* poll: consume some of what arrived (a
+                                 * completion queue yields packets in
+                                 * batches), one packet at a time as
+                                 * MPIDI_IBMC_credit_return does */
+                for (int batch = in->n ? 1 + (int) rng_below(rng, in->n) : 0; batch > 0;
+                     batch--) {
                     int k = in->head;
                     if (ibmc_credit_grant(&me->c, in->credits[k]) < 0)
                         return -1;
-                    if (in->is_data[k]) {
-                        ibmc_credit_received(&me->c, &me->pool, in->starved[k]);
-                        me->received++;
-                    }
+                    if (!in->is_data[k])
+                        in->n_credit--;
                     in->head = (in->head + 1) % WIRE_MAX;
                     in->n--;
+                    if (!in->is_data[k])
+                        continue;
+                    ibmc_credit_received(&me->c, &me->pool, in->starved[k]);
+                    me->received++;
+                    if (me->c.window > me->max_window)
+                        me->max_window = me->c.window;
+                    if (updates && ibmc_credit_need_update(&me->c))
+                        wire_push(out, 0, 0, ibmc_credit_take(&me->c));
                 }
-                if (me->c.window > me->max_window)
-                    me->max_window = me->c.window;
-                if (updates && ibmc_credit_need_update(&me->c))
-                    wire_push(out, 0, 0, ibmc_credit_take(&me->c));
                 break;
             default:           /* busy elsewhere */
                 break;
@@ -121,6 +133,80 @@ static int run_model(rng_t * rng, int base, int max, long pool_extra, int a_msgs
             r->max_window[1] = ep[1].max_window;
             return 0;
         }
+    }
+    r->stuck = 1;
+    return 1;
+}
+
+/* Many senders streaming to one receiver whose connections share one pool:
+ * lends, partial lends and reclaims between peers.  Same invariants, per
+ * connection, plus the pool's.  Returns as run_model does; `lends` counts
+ * the receiver's lends. */
+#define FAN_MAX 24
+static int run_fan_in(rng_t * rng, int n, int base, int max, long pool_extra, int msgs,
+                      int r_slowness, model_result_t * r, long *lends)
+{
+    static ibmc_credit_t snd[FAN_MAX], rcv[FAN_MAX];
+    static wire_t data[FAN_MAX], cred[FAN_MAX];
+    static int to_send[FAN_MAX];
+    ibmc_credit_pool_t pool = { .posted = n * (base + IBMC_CREDIT_SPARE) + pool_extra };
+    long received = 0;
+    memset(r, 0, sizeof(*r));
+    memset(data, 0, sizeof(data));
+    memset(cred, 0, sizeof(cred));
+    for (int k = 0; k < n; k++) {
+        ibmc_credit_init(&snd[k], base, max);
+        ibmc_credit_init(&rcv[k], base, max);
+        ibmc_credit_pool_connect(&pool, &rcv[k]);
+        to_send[k] = msgs;
+    }
+    for (long step = 0; step < 8000000; step++) {
+        for (int k = 0; k < n; k++) {
+            if (data[k].n > rcv[k].window || cred[k].n > IBMC_CREDIT_SPARE)
+                r->overrun = 1;
+            if (rcv[k].window < base || rcv[k].window > max)
+                r->out_of_bounds = 1;
+            if (rcv[k].window > r->max_window[1])
+                r->max_window[1] = rcv[k].window;
+        }
+        if (pool.promised > pool.posted)
+            r->overpromised = 1;
+        int actor = (int) rng_below(rng, (uint64_t) (n + 1 + r_slowness));
+        if (actor < n) {        /* a sender sends, or takes the credits that arrived */
+            int k = actor;
+            if (rng_below(rng, 2) == 0) {
+                if (to_send[k] > 0 && ibmc_credit_can_send(&snd[k])) {
+                    ibmc_credit_consume(&snd[k]);
+                    wire_push(&data[k], 1, ibmc_credit_take_starved(&snd[k]), 0);
+                    to_send[k]--;
+                } else if (to_send[k] > 0) {
+                    ibmc_credit_mark_starved(&snd[k]);
+                }
+            } else {
+                while (cred[k].n > 0) {
+                    if (ibmc_credit_grant(&snd[k], cred[k].credits[cred[k].head]) < 0)
+                        return -1;
+                    cred[k].head = (cred[k].head + 1) % WIRE_MAX;
+                    cred[k].n--;
+                    cred[k].n_credit--;
+                }
+            }
+        } else if (actor == n) {        /* the receiver polls a batch from one peer */
+            int k = (int) rng_below(rng, (uint64_t) n);
+            for (int batch = data[k].n ? 1 + (int) rng_below(rng, data[k].n) : 0; batch > 0;
+                 batch--) {
+                uint64_t before = rcv[k].lends;
+                ibmc_credit_received(&rcv[k], &pool, data[k].starved[data[k].head]);
+                *lends += (long) (rcv[k].lends - before);
+                data[k].head = (data[k].head + 1) % WIRE_MAX;
+                data[k].n--;
+                received++;
+                if (ibmc_credit_need_update(&rcv[k]))
+                    wire_push(&cred[k], 0, 0, ibmc_credit_take(&rcv[k]));
+            }
+        }
+        if (received == (long) n * msgs)
+            return 0;
     }
     r->stuck = 1;
     return 1;
@@ -210,24 +296,68 @@ int main(void)
         TAP_EXPECT_EQ(c.window, 32);
         TAP_EXPECT_EQ(c.owed, 2 + 16);
         TAP_EXPECT_EQ(p.promised, 18 + 16);
+        for (int i = 0; i < 32; i++)
+            ibmc_credit_received(&c, &p, 0);
         ibmc_credit_received(&c, &p, 1);
         TAP_EXPECT_EQ(c.window, 40);    /* the last step only up to max */
-        TAP_EXPECT_EQ(c.owed, 3 + 16 + 8);
+        TAP_EXPECT_EQ(c.owed, 35 + 16 + 8);
+        for (int i = 0; i < 40; i++)
+            ibmc_credit_received(&c, &p, 0);
         ibmc_credit_received(&c, &p, 1);
         TAP_EXPECT_EQ(c.window, 40);
         TAP_EXPECT_EQ(c.lends, 2);
         TAP_EXPECT_EQ(p.promised, 18 + 24);
     }
 
-    TAP_TEST("lend: only out of posted buffers nobody was promised") {
+    TAP_TEST("lend: one at a time, the next after a window's worth of packets") {
         ibmc_credit_t c;
-        ibmc_credit_pool_t p = { .posted = 18 + 15 };   /* one short of a step */
+        ibmc_credit_pool_t p = { .posted = 1000 };
+        ibmc_credit_init(&c, 4, 64);
+        ibmc_credit_pool_connect(&p, &c);
+        ibmc_credit_received(&c, &p, 1);
+        TAP_EXPECT_EQ(c.window, 8);
+        /* starved packets sent before the lent credits arrived */
+        for (int i = 0; i < 7; i++)
+            ibmc_credit_received(&c, &p, 1);
+        TAP_EXPECT_EQ(c.window, 8);
+        TAP_EXPECT_EQ(c.lends, 1);
+        ibmc_credit_received(&c, &p, 1);        /* the 8th: the lend reached the peer */
+        TAP_EXPECT_EQ(c.window, 12);
+        TAP_EXPECT_EQ(c.lends, 2);
+    }
+
+    TAP_TEST("lend: a pool short of a step lends what it has; an empty one reclaims") {
+        ibmc_credit_t c;
+        ibmc_credit_pool_t p = { .posted = 18 + 5 };
         ibmc_credit_init(&c, 16, 64);
         ibmc_credit_pool_connect(&p, &c);
         ibmc_credit_received(&c, &p, 1);
-        TAP_EXPECT_EQ(c.window, 16);
-        TAP_EXPECT_EQ(p.promised, 18);
+        TAP_EXPECT_EQ(c.window, 21);
+        TAP_EXPECT_EQ(p.promised, p.posted);
+        TAP_EXPECT_EQ(p.reclaim, 0);
+        ibmc_credit_t d;
+        ibmc_credit_init(&d, 16, 64);
+        p.posted += 18;         /* d's chunk: its base and spares, nothing more */
+        ibmc_credit_pool_connect(&p, &d);
+        ibmc_credit_received(&d, &p, 1);
+        TAP_EXPECT_EQ(d.window, 16);
         TAP_EXPECT_EQ(p.reclaim, 1);
+    }
+
+    TAP_TEST("reclaim: a starved peer above base keeps its window") {
+        ibmc_credit_t c;
+        ibmc_credit_pool_t p = { .posted = 18 + 16 };
+        ibmc_credit_init(&c, 16, 64);
+        ibmc_credit_pool_connect(&p, &c);
+        ibmc_credit_received(&c, &p, 1);
+        TAP_EXPECT_EQ(c.window, 32);
+        for (int i = 0; i < 32; i++)
+            ibmc_credit_received(&c, &p, 0);
+        ibmc_credit_received(&c, &p, 1);        /* pool empty, but c is above base */
+        TAP_EXPECT_EQ(p.reclaim, 0);
+        for (int i = 0; i < 10; i++)
+            ibmc_credit_received(&c, &p, 1);
+        TAP_EXPECT_EQ(c.window, 32);
     }
 
     TAP_TEST("reclaim: lent windows shrink to base as packets arrive, then the starved peer grows") {
@@ -305,6 +435,37 @@ int main(void)
                 TAP_FAIL("two-sided model");
             }
         }
+    }
+
+    TAP_TEST("model: many peers share one pool, lending and reclaiming, no overrun") {
+        long total_lends = 0;
+        for (int rep = 0; rep < 200; rep++) {
+            int n = 2 + (int) rng_below(&rng, FAN_MAX - 1);
+            int base = 1 + (int) rng_below(&rng, 20);
+            int max = base + (int) rng_below(&rng, 4 * base + 1);
+            long extra = (long) rng_below(&rng, 8 * (uint64_t) base + 1);
+            model_result_t r;
+            long lends = 0;
+            int rc = run_fan_in(&rng, n, base, max, extra, 200, (int) rng_below(&rng, 3 * n),
+                                &r, &lends);
+            total_lends += lends;
+            if (!model_ok(rc, &r)) {
+                tap_diag("  n %d base %d max %d extra %ld: rc %d overrun %d overpromised %d "
+                         "bounds %d stuck %d", n, base, max, extra, rc, r.overrun,
+                         r.overpromised, r.out_of_bounds, r.stuck);
+                TAP_FAIL("fan-in model");
+            }
+        }
+        TAP_EXPECT(total_lends > 0);
+    }
+
+    TAP_TEST("model: 16 peers and a pool spare smaller than base still lend") {
+        model_result_t r;
+        long lends = 0;
+        int rc = run_fan_in(&rng, 16, 16, 64, 4, 500, 40, &r, &lends);
+        TAP_EXPECT(model_ok(rc, &r));
+        TAP_EXPECT(lends > 0);
+        TAP_EXPECT(r.max_window[1] > 16);
     }
 
     TAP_TEST("model: without credit packets one-sided traffic stalls (the model can fail)") {

@@ -40,8 +40,13 @@ int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
     size_t psz = (size_t) MPIDI_IBMC_global.packet_size;
 
     ibmc_credit_pool_connect(&st->rpool, &conn->cr);
-    if (st->rpool.promised <= st->rpool.posted || st->n_rchunks == st->max_rchunks)
+    if (st->rpool.promised <= st->rpool.posted)
         return MPI_SUCCESS;
+    if (st->n_rchunks == st->max_rchunks) {
+        /* windows lent earlier give their buffers back first */
+        st->rpool.reclaim = 1;
+        return MPI_SUCCESS;
+    }
 
     int k = st->n_rchunks;
     char *mem = MPL_aligned_alloc(4096, psz * st->rchunk_bufs, MPL_MEM_BUFFER);

@@ -22,15 +22,20 @@
  * buffers per connection once its first pool is promised).  A window of
  * base packets caps a streaming peer at base packets per round trip, so a
  * sender that ran out of credits with more to send says so in its next
- * packet (IBMC_PKT_F_STARVED), and the receiver lends it `base` more
+ * packet (IBMC_PKT_F_STARVED), and the receiver lends it up to `base` more
  * credits, up to `max`, out of posted buffers that no connection has been
- * promised (ibmc_credit_pool_t).  Lending never allocates: a process talking
- * to a few peers lets them use its idle pool, a process talking to many
- * keeps each at base.  When a starved peer finds the pool empty, the pool
- * asks for buffers back: every window above base shrinks as its peer's
- * packets arrive (one credit is not returned per packet) until it is at
- * base again.  Every credit ever handed out, lent or not, stays backed by
- * a posted buffer, so growth keeps the no-RNR guarantee.
+ * promised (ibmc_credit_pool_t); a smaller pool lends what it has.  A
+ * process talking to a few peers lets them use its idle pool, a process
+ * talking to many keeps each near base; the pool's size limit is the same
+ * either way, though lent buffers may make a later connection post its
+ * chunk sooner.  One lend is in flight at a time: the next waits until the
+ * peer has sent a window's worth of packets, which it can only do once the
+ * lent credits reached it, so the credit packets that carry lends keep the
+ * two-packet bound above.  When a starved peer at base finds the pool
+ * empty, the pool asks for buffers back: every window above base shrinks
+ * as its peer's packets arrive (one credit is not returned per packet)
+ * until it is at base again.  Every credit ever handed out, lent or not,
+ * stays backed by a posted buffer, so growth keeps the no-RNR guarantee.
  *
  * Pure logic, unit-tested on the host (test/unit/test_credit.c). */
 
@@ -46,7 +51,8 @@
 typedef struct {
     long posted;                /* buffers in the shared receive queue */
     long promised;              /* every connection's window + spares */
-    int reclaim;                /* a starved peer found nothing to lend: shrink lent windows */
+    int reclaim;                /* a starved peer at base found nothing to lend, or the
+                                 * queue cannot post all promises: shrink lent windows */
 } ibmc_credit_pool_t;
 
 typedef struct {
@@ -58,6 +64,7 @@ typedef struct {
     int base;                   /* the window every connection starts with */
     int window;                 /* credits the peer holds, has in flight or is owed */
     int owed;                   /* credits to give back: consumed packets and lent ones */
+    int lend_wait;              /* packets to receive before lending again */
     uint64_t lends;             /* how often the window grew (statistics) */
 } ibmc_credit_t;
 

@@ -114,10 +114,10 @@ cvars:
       description : >-
         Largest eager window a peer can be given.  A sender that had to wait
         for credits says so in its next packet, and the receiver then lends
-        it MPIR_CVAR_IBMC_EAGER_CREDITS more, up to this many, out of
+        it up to MPIR_CVAR_IBMC_EAGER_CREDITS more, up to this many, out of
         receive buffers no peer was promised (MPIR_CVAR_IBMC_RECV_BUFFERS);
         it takes them back, a credit per packet, when another peer needs
-        them.  Lending never allocates memory.  Set it to
+        them.  Lending does not raise the receive-buffer limit.  Set it to
         MPIR_CVAR_IBMC_EAGER_CREDITS to keep every window fixed.  From
         MPIR_CVAR_IBMC_EAGER_CREDITS to 65535; all processes must agree.
 
@@ -289,6 +289,10 @@ int MPIDI_IBMC_init_local(int *tag_bits)
 
     MPIR_FUNC_ENTER;
 
+    /* the smallest packet must hold the CH4 headers */
+    mpi_errno = check_range("MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE",
+                            MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE, 1024, INT_MAX);
+    MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = check_range("MPIR_CVAR_IBMC_EAGER_LIMIT", MPIR_CVAR_IBMC_EAGER_LIMIT, 0,
                             MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
     MPIR_ERR_CHECK(mpi_errno);

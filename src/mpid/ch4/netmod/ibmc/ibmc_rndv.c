@@ -43,7 +43,9 @@ cvars:
         sender's buffer with RDMA READ once the receive is matched.  Larger
         non-contiguous messages use MPIDIG's rendezvous handshake and are
         packed.  0 sends every contiguous message that carries data by
-        rendezvous.  At most MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  The
+        rendezvous.  At most MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  It sets
+        the packet size (MPIR_CVAR_IBMC_PACKET_SIZE), so all processes must
+        agree.  The
         default is where rendezvous bandwidth overtakes eager bandwidth on
         the test fabric (doc/benchmarks.md, "Eager limit").
 
