@@ -145,7 +145,11 @@ log=$IBMC_OUT/reduce-lone-root.log
 if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 4 "$IBMC_BIN/reduce_lone_root" > "$log" 2>&1 &&
    grep -q "reduce_lone_root: all correct" "$log"; then ok "Reduce with rank 0 alone on its node: every element correct"
 else bad "Reduce with rank 0 alone on its node (see $log)"; grep -m3 "wrong\|expected" "$log"; fi
-if [ -n "${IBMC_MPICH_TESTS:-}" ] && [ -x "$IBMC_MPICH_TESTS/coll/reduce" ]; then
+# test/mpich/build-tests.sh builds coll/reduce and pt2pt/large_message at every
+# level, so a missing program is a failed build, not a reason to skip.
+if [ -n "${IBMC_MPICH_TESTS:-}" ] && [ ! -x "$IBMC_MPICH_TESTS/coll/reduce" ]; then
+    bad "MPICH coll/reduce, 5 ranks on 4 uneven nodes: $IBMC_MPICH_TESTS/coll/reduce was not built"
+elif [ -n "${IBMC_MPICH_TESTS:-}" ]; then
     log=$IBMC_OUT/reduce-uneven.log
     if (cd "$IBMC_MPICH_TESTS/coll" && MPIR_CVAR_NUM_CLIQUES=4 mpx -n 5 ./reduce) > "$log" 2>&1 &&
        grep -q "No Errors" "$log"; then ok "MPICH coll/reduce, 5 ranks on 4 uneven nodes: No Errors"
@@ -159,7 +163,9 @@ fi
 #     so it runs when the machine has 8 GiB (test/vm: IBMC_VM_MEM=12G, which
 #     maint/run-tests sets); MPICH's runtests leaves it out
 #     (test/mpich/exclude.txt).
-if [ -n "${IBMC_MPICH_TESTS:-}" ] && [ -x "$IBMC_MPICH_TESTS/pt2pt/large_message" ]; then
+if [ -n "${IBMC_MPICH_TESTS:-}" ] && [ ! -x "$IBMC_MPICH_TESTS/pt2pt/large_message" ]; then
+    bad "MPICH pt2pt/large_message: $IBMC_MPICH_TESTS/pt2pt/large_message was not built"
+elif [ -n "${IBMC_MPICH_TESTS:-}" ]; then
     memkb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)
     if [ "$memkb" -ge $((7 * 1024 * 1024)) ]; then
         log=$IBMC_OUT/large_message.log
