@@ -138,7 +138,10 @@ done
 
 {
     echo "date: $(date -Is)"
-    echo "host: $(uname -n) $(uname -r) in_vm=${IBMC_IN_VM:-0} cpus=$(nproc)"
+    echo "host: $(uname -n) $(uname -r) in_vm=${IBMC_IN_VM:-0} cpus=$(nproc) vm_cpu=${IBMC_VM_CPU:-max}"
+    # with PCLMULQDQ the kernel's RoCE ICRC of long payloads runs in FPU
+    # sections, which cost microseconds under emulation (doc/benchmarks.md)
+    echo "pclmulqdq: $(grep -qw pclmulqdq /proc/cpuinfo && echo yes || echo no)"
     echo "reps: $REPS"
     echo "ibmc prefix: $IBMC_PREFIX"
     echo "ofi prefix: ${OFI_PREFIX:-<none>}"
