@@ -18,6 +18,9 @@
 #   IBMC_BENCH_DEV      RDMA device for perftest (first in /sys/class/infiniband)
 #   IBMC_BENCH_PT_LAT_ITERS, IBMC_BENCH_PT_BW_ITERS  perftest -n (10, 16)
 #   IBMC_BENCH_FI_UNIVERSE_SIZE  FI_UNIVERSE_SIZE for the ofi runs (64; see bench/README.md)
+#   IBMC_BENCH_BIND     hydra -bind-to for both MPIs (core); with it perftest's
+#                       server and client are pinned to CPUs 0 and 1; "none"
+#                       binds nothing
 #
 # Output: the table on stdout; every raw output, the failures and the table
 # (summary.md) under _build/bench/raw-<date>/.  Exit status 0 when the table
@@ -112,6 +115,11 @@ REPS=${REPS:-3}
 raw=${IBMC_BENCH_RAW:-$top/_build/bench/raw-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$raw" || die "cannot create $raw"
 timeout_s=${IBMC_BENCH_TIMEOUT:-900}
+# Both ranks bound, one per core, and perftest's two sides pinned the same
+# way: unbound runs on the 2-CPU VM were bimodal (doc/benchmarks.md, run of
+# 2026-11-24), each run of either MPI landing in a fast or a slow mode.
+bind=${IBMC_BENCH_BIND-core}
+[[ $bind == none ]] && bind=
 tests=(latency bw bibw)
 T0=$(date +%s)
 
@@ -143,6 +151,7 @@ done
     # sections, which cost microseconds under emulation (doc/benchmarks.md)
     echo "pclmulqdq: $(grep -qw pclmulqdq /proc/cpuinfo && echo yes || echo no)"
     echo "reps: $REPS"
+    echo "binding: ${bind:-none} (MPI: mpiexec -bind-to; perftest: taskset -c 0 / -c 1)"
     echo "ibmc prefix: $IBMC_PREFIX"
     echo "ofi prefix: ${OFI_PREFIX:-<none>}"
     echo "device: $dev gid_index: ${gid_index:-<none>}"
@@ -164,7 +173,7 @@ run_mpi() { # impl prefix bin rep test [env...]
     local base=$raw/$impl-$t-rep$rep s rc
     s=$(date +%s)
     env MPIR_CVAR_NOLOCAL=1 "$@" timeout -k 10 "$timeout_s" \
-        "$prefix/bin/mpiexec" -n 2 "$bin" "$t" >"$base.out" 2>"$base.err"
+        "$prefix/bin/mpiexec" ${bind:+-bind-to "$bind"} -n 2 "$bin" "$t" >"$base.out" 2>"$base.err"
     rc=$?
     echo "$(( $(date +%s) - s ))" >"$base.seconds"
     if ((rc != 0)); then
@@ -185,14 +194,17 @@ run_perftest() { # tool rep index args...
     # A fresh TCP port for every run, so a lingering socket cannot interfere.
     local common=(-d "$dev" -F -p $((18515 + rep * 10 + idx)) "$@")
     [[ $gid_index ]] && common+=(-x "$gid_index")
+    # pinned like the MPI ranks: server on CPU 0, client on CPU 1
+    local pin_s=() pin_c=()
+    [[ $bind ]] && pin_s=(taskset -c 0) pin_c=(taskset -c 1)
     s=$(date +%s)
-    echo "server: $tool ${common[*]}; client: $tool ${common[*]} 127.0.0.1" >"$base.cmd"
-    timeout -k 5 "$timeout_s" "$tool" "${common[@]}" >"$base.server" 2>&1 &
+    echo "server: ${pin_s[*]} $tool ${common[*]}; client: ${pin_c[*]} $tool ${common[*]} 127.0.0.1" >"$base.cmd"
+    timeout -k 5 "$timeout_s" "${pin_s[@]}" "$tool" "${common[@]}" >"$base.server" 2>&1 &
     spid=$!
     for ((try = 1; try <= 40; try++)); do
         sleep 0.25
         kill -0 "$spid" 2>/dev/null || break          # server gave up
-        timeout -k 5 "$timeout_s" "$tool" "${common[@]}" 127.0.0.1 >"$base.out" 2>&1 && { rc=0; break; }
+        timeout -k 5 "$timeout_s" "${pin_c[@]}" "$tool" "${common[@]}" 127.0.0.1 >"$base.out" 2>&1 && { rc=0; break; }
         # "Couldn't connect" means the server is not listening yet; anything
         # else after a connection is a real failure.
         grep -q "Couldn't connect\|Unable to open connection\|Connection refused" "$base.out" || { rc=1; break; }

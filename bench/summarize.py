@@ -149,7 +149,8 @@ def main():
     out = []
     out.append(f"# ibmc point-to-point comparison ({os.path.basename(os.path.normpath(raw))})")
     out.append("")
-    for key in ("date", "host", "reps", "ibmc prefix", "ofi prefix", "device", "perftest"):
+    for key in ("date", "host", "pclmulqdq", "reps", "binding", "ibmc prefix", "ofi prefix", "device",
+                "perftest"):
         m = re.search(rf"^{re.escape(key)}: (.*)$", env, re.M)
         if m:
             out.append(f"- {key}: {m.group(1)}")
