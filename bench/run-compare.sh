@@ -18,7 +18,7 @@
 #   IBMC_BENCH_DEV      RDMA device for perftest (first in /sys/class/infiniband)
 #   IBMC_BENCH_PT_LAT_ITERS, IBMC_BENCH_PT_BW_ITERS  perftest -n (10, 16)
 #   IBMC_BENCH_FI_UNIVERSE_SIZE  FI_UNIVERSE_SIZE for the ofi runs (64; see bench/README.md)
-#   IBMC_BENCH_BIND     hydra -bind-to for both MPIs (core); with it perftest's
+#   IBMC_BENCH_BIND     hydra -bind-to for both MPIs (none), e.g. core; then perftest's
 #                       server and client are pinned to CPUs 0 and 1; "none"
 #                       binds nothing
 #
@@ -115,10 +115,11 @@ REPS=${REPS:-3}
 raw=${IBMC_BENCH_RAW:-$top/_build/bench/raw-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$raw" || die "cannot create $raw"
 timeout_s=${IBMC_BENCH_TIMEOUT:-900}
-# Both ranks bound, one per core, and perftest's two sides pinned the same
-# way: unbound runs on the 2-CPU VM were bimodal (doc/benchmarks.md, run of
-# 2026-11-24), each run of either MPI landing in a fast or a slow mode.
-bind=${IBMC_BENCH_BIND-core}
+# Unbound by default.  Unbound runs on the 2-CPU VM were bimodal; binding
+# the ranks one per core (and perftest's sides to CPUs 0 and 1) did not
+# remove that for the MPIs and made their latency worse, while Soft-RoCE's
+# kernel work shares the same two CPUs (doc/benchmarks.md, 2026-11-24).
+bind=${IBMC_BENCH_BIND-none}
 [[ $bind == none ]] && bind=
 tests=(latency bw bibw)
 T0=$(date +%s)
