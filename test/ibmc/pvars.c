@@ -9,7 +9,10 @@
  *   - 4 MiB: no eager packet on either side, one rendezvous, the receiver's
  *     RDMA READs moved exactly 4 MiB straight into the user buffer (no
  *     bounce), the data arrived bit-exact;
- *   - 64 B: exactly one eager packet each way of the counters, no rendezvous;
+ *   - 64 B: exactly one eager packet each way of the counters, no rendezvous,
+ *     its send header compacted (also by MPI_Ssend, whose completion needs
+ *     the request the compact header carries) unless
+ *     MPIR_CVAR_IBMC_COMPACT_SEND_HEADER is false;
  *   - 16 KiB, the eager limit: still one eager packet (the buffers are sized
  *     for it); one byte more: rendezvous;
  *   - 256 messages of 64 B streamed at a receiver that is not polling: the
@@ -26,12 +29,12 @@
 #include <unistd.h>
 
 enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS,
-    STALLS, LENDS, NVARS
+    STALLS, LENDS, COMPACT, NVARS
 };
 static const char *names[NVARS] = {
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_rndv_sends", "ibmc_rndv_recvs",
     "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections",
-    "ibmc_credit_stalls", "ibmc_credit_lends"
+    "ibmc_credit_stalls", "ibmc_credit_lends", "ibmc_compact_send_hdrs"
 };
 
 static MPI_T_pvar_session session;
@@ -53,8 +56,9 @@ static void expect(const char *what, unsigned long long got, unsigned long long 
     }
 }
 
-/* one message of n bytes from rank 0 to rank 1; d[] gets the counter deltas */
-static void transfer(size_t n, unsigned long long *d)
+/* one message of n bytes from rank 0 to rank 1 (MPI_Ssend if sync); d[]
+ * gets the counter deltas */
+static void transfer(size_t n, int sync, unsigned long long *d)
 {
     unsigned long long before[NVARS], after[NVARS];
     unsigned char *buf = malloc(n);
@@ -74,7 +78,10 @@ static void transfer(size_t n, unsigned long long *d)
     } else {
         MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         read_all(before);
-        MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        if (sync)
+            MPI_Ssend(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        else
+            MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
         read_all(after);
         MPI_Recv(NULL, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
@@ -88,10 +95,12 @@ static void transfer(size_t n, unsigned long long *d)
                 break;
             }
     }
-    printf("pvars: rank %d, %zu B %s: eager_pkts_sent +%llu eager_pkts_recvd +%llu rndv_sends +%llu "
-           "rndv_recvs +%llu rndv_packed_recvs +%llu rdma_reads +%llu rdma_read_bytes +%llu\n",
-           rank, n, rank == 0 ? "send" : "receive", d[EAGER_SENT], d[EAGER_RECVD], d[RNDV_SENDS],
-           d[RNDV_RECVS], d[PACKED], d[READS], d[READ_BYTES]);
+    printf("pvars: rank %d, %zu B %s%s: eager_pkts_sent +%llu eager_pkts_recvd +%llu "
+           "rndv_sends +%llu rndv_recvs +%llu rndv_packed_recvs +%llu rdma_reads +%llu "
+           "rdma_read_bytes +%llu compact_send_hdrs +%llu\n", rank, n,
+           rank == 0 ? "send" : "receive", sync ? " (ssend)" : "", d[EAGER_SENT],
+           d[EAGER_RECVD], d[RNDV_SENDS], d[RNDV_RECVS], d[PACKED], d[READS], d[READ_BYTES],
+           d[COMPACT]);
     free(buf);
 }
 
@@ -147,6 +156,10 @@ int main(int argc, char **argv)
     int provided, size, count;
     unsigned long long d[NVARS], conns;
     const size_t big = 4 << 20;
+    /* the CVAR's default is true; MPICH reads booleans as 0/1 or true/false */
+    const char *cvar = getenv("MPIR_CVAR_IBMC_COMPACT_SEND_HEADER");
+    const int compact = !(cvar && (cvar[0] == '0' || cvar[0] == 'f' || cvar[0] == 'F' ||
+                                   cvar[0] == 'n' || cvar[0] == 'N'));
 
     MPI_Init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -168,9 +181,10 @@ int main(int argc, char **argv)
         }
     }
 
-    transfer(big, d);
+    transfer(big, 0, d);
     if (rank == 0) {
         expect("eager packets sent for the 4 MiB message", d[EAGER_SENT], 0, 0);
+        expect("compact send headers for the 4 MiB message", d[COMPACT], 0, 0);
         expect("rendezvous sends", d[RNDV_SENDS], 1, 1);
     } else {
         expect("eager packets received for the 4 MiB message", d[EAGER_RECVD], 0, 0);
@@ -180,23 +194,31 @@ int main(int argc, char **argv)
         expect("RDMA READ bytes", d[READ_BYTES], big, big);
     }
 
-    transfer(64, d);
-    if (rank == 0) {
-        expect("eager packets sent for 64 B", d[EAGER_SENT], 1, 1);
-        expect("rendezvous sends for 64 B", d[RNDV_SENDS], 0, 0);
-    } else {
-        expect("eager packets received for 64 B", d[EAGER_RECVD], 1, 1);
-        expect("RDMA READ bytes for 64 B", d[READ_BYTES], 0, 0);
+    for (int sync = 0; sync <= 1; sync++) {
+        transfer(64, sync, d);
+        if (rank == 0) {
+            expect("eager packets sent for 64 B", d[EAGER_SENT], 1, 1);
+            expect("rendezvous sends for 64 B", d[RNDV_SENDS], 0, 0);
+            expect("compact send headers for 64 B", d[COMPACT], compact, compact);
+        } else {
+            expect("eager packets received for 64 B", d[EAGER_RECVD], 1, 1);
+            expect("RDMA READ bytes for 64 B", d[READ_BYTES], 0, 0);
+            /* rank 1 sent its empty "go" message in this window, and for
+             * MPI_Ssend also the acknowledgement, which is another handler's */
+            expect("compact send headers of rank 1 (the \"go\" message)", d[COMPACT], compact,
+                   compact);
+        }
     }
 
-    transfer(16384, d);
+    transfer(16384, 0, d);
     if (rank == 0) {
         expect("eager packets sent for 16 KiB (the eager limit)", d[EAGER_SENT], 1, 1);
+        expect("compact send headers for 16 KiB", d[COMPACT], compact, compact);
         expect("rendezvous sends for 16 KiB", d[RNDV_SENDS], 0, 0);
     } else {
         expect("eager packets received for 16 KiB", d[EAGER_RECVD], 1, 1);
     }
-    transfer(16385, d);
+    transfer(16385, 0, d);
     if (rank == 0)
         expect("rendezvous sends for 16 KiB + 1", d[RNDV_SENDS], 1, 1);
     else
@@ -205,6 +227,8 @@ int main(int argc, char **argv)
     stream(256, d);
     if (rank == 0) {
         expect("eager packets sent for 256 x 64 B", d[EAGER_SENT], 256, 256);
+        /* the ones that waited for credits went through the send queue */
+        expect("compact send headers for 256 x 64 B", d[COMPACT], 256 * compact, 256 * compact);
         expect("sends that waited for credits", d[STALLS], 1, 256);
     } else {
         expect("eager packets received for 256 x 64 B", d[EAGER_RECVD], 256, 256);

@@ -13,6 +13,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_devsel.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_credit.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pvars.h
@@ -26,6 +27,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_conn.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_pkt.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_recv.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_rndv.c \

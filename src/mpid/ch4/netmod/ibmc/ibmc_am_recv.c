@@ -116,13 +116,12 @@ int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
     return rc ? MPIDI_IBMC_verbs_error("ibv_post_recv(UD)", rc) : MPI_SUCCESS;
 }
 
-static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, MPI_Aint am_hdr_sz,
-                   MPI_Aint msg_sz)
+static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, void *data,
+                   MPI_Aint data_sz)
 {
     uint32_t attr = 0;
     MPIDIG_AM_ATTR_SET_VCIS(attr, src_vci, dst_vci);
-    return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, (char *) am_hdr + am_hdr_sz,
-                                                     msg_sz - am_hdr_sz, attr, NULL);
+    return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, data, data_sz, attr, NULL);
 }
 
 static int proto_error(int rank, const char *what)
@@ -132,21 +131,46 @@ static int proto_error(int rank, const char *what)
     return mpi_errno;
 }
 
-int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
+/* An eager MPIDIG_SEND whose header came in its 16-byte form (ibmc_send16_t):
+ * rebuild the MPIDIG_hdr_t the handler reads.  The handler copies what it
+ * keeps, so the header may live on this stack. */
+static int deliver_send16(const MPIDI_IBMC_conn_t * conn, const ibmc_pkt_view_t * v)
+{
+    ibmc_send16_fields_t f;
+    MPIDIG_hdr_t hdr;
+    size_t used = ibmc_send16_unpack(v->payload, v->plen, &f);
+
+    if (v->handler_id != MPIDIG_SEND || !used || used != v->am_hdr_sz)
+        return proto_error(conn->rank, "a malformed compact send header");
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.src_rank = f.src_rank;
+    hdr.tag = f.tag;
+    hdr.context_id = (MPIR_Context_id_t) f.context_id;
+    hdr.error_bits = f.error_bits;
+    hdr.flags = f.flags;
+    hdr.sreq_ptr = (MPIR_Request *) (uintptr_t) f.sreq;
+    hdr.data_sz = (MPI_Aint) (v->plen - used);
+    hdr.rndv_hdr_sz = 0;
+    return deliver(MPIDIG_SEND, v->src_vci, v->dst_vci, &hdr, (char *) v->payload + used,
+                   hdr.data_sz);
+}
+
+int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,
+                           size_t len)
 {
     int mpi_errno = MPI_SUCCESS;
-    const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) pkt;
+    ibmc_pkt_view_t v;
 
-    if (len < sizeof(*h) || h->src_rank >= (uint32_t) st->world_size)
-        return proto_error(-1, "a packet too short or from an unknown rank");
-
-    MPIDI_IBMC_conn_t *conn = &st->conns[h->src_rank];
-    const char *payload = pkt + sizeof(*h);
-    size_t plen = len - sizeof(*h);
+    if (src_rank >= (uint32_t) st->world_size)
+        return proto_error(-1, "a packet without a valid sender rank in its immediate data");
+    MPIDI_IBMC_conn_t *conn = &st->conns[src_rank];
+    int rc = ibmc_pkt_parse(pkt, len, sizeof(ibmc_rndv_t), &v);
+    if (rc)
+        return proto_error(conn->rank, ibmc_pkt_strerror(rc));
 
     conn->rx_pkts++;
     conn->rx_bytes += len;
-    if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
+    if (v.type == IBMC_PKT_AM || v.type == IBMC_PKT_AM_CONT) {
         MPIDI_IBMC_pvars.eager_pkts_recvd++;
         MPIDI_IBMC_pvars.eager_bytes_recvd += len;
     }
@@ -154,52 +178,59 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
         mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_RECV_RC, 0);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (h->credits) {
-        if (ibmc_credit_grant(&conn->cr, h->credits))
+    if (v.credits) {
+        if (ibmc_credit_grant(&conn->cr, v.credits))
             return proto_error(conn->rank, "more credits back than it was given");
         /* sends that waited for credits can go */
         if (conn->q_head || conn->need_rtu)
             MPIDI_IBMC_conn_mark_busy(st, conn);
     }
+    if ((v.type == IBMC_PKT_AM || v.type == IBMC_PKT_RNDV) &&
+        v.handler_id >= MPIDI_AM_HANDLERS_MAX)
+        return proto_error(conn->rank, "an unknown active-message handler");
 
-    switch (h->type) {
+    switch (v.type) {
         case IBMC_PKT_RTU:
         case IBMC_PKT_CREDIT:
             break;
 
         case IBMC_PKT_AM:
-            if (h->handler_id >= MPIDI_AM_HANDLERS_MAX || h->am_hdr_sz > h->msg_sz ||
-                plen < h->am_hdr_sz)
-                return proto_error(conn->rank, "a malformed active-message header");
-            if (plen == h->msg_sz && !ibmc_reasm_active(&conn->rx)) {
+            if (ibmc_reasm_active(&conn->rx))
+                return proto_error(conn->rank, ibmc_reasm_strerror(IBMC_REASM_ERR_BUSY));
+            if (v.flags & IBMC_PKT_F_SEND16) {
+                mpi_errno = deliver_send16(conn, &v);
+                MPIR_ERR_CHECK(mpi_errno);
+            } else if (!(v.flags & IBMC_PKT_F_MSG_SZ)) {
                 /* the whole message is here: hand it over in place */
-                mpi_errno = deliver(h->handler_id, h->src_vci, h->dst_vci, (void *) payload,
-                                    h->am_hdr_sz, (MPI_Aint) h->msg_sz);
+                char *am_hdr = (char *) v.payload;
+                mpi_errno = deliver(v.handler_id, v.src_vci, v.dst_vci, am_hdr,
+                                    am_hdr + v.am_hdr_sz, (MPI_Aint) (v.plen - v.am_hdr_sz));
                 MPIR_ERR_CHECK(mpi_errno);
             } else {
-                char *buf = MPL_malloc(h->msg_sz, MPL_MEM_BUFFER);
+                char *buf = MPL_malloc(v.msg_sz, MPL_MEM_BUFFER);
                 MPIR_ERR_CHKANDJUMP(!buf, mpi_errno, MPI_ERR_OTHER, "**nomem");
-                int rc = ibmc_reasm_first(&conn->rx, buf, h->msg_sz, payload, plen);
+                rc = ibmc_reasm_first(&conn->rx, buf, v.msg_sz, v.payload, v.plen);
                 if (rc < 0) {
                     MPL_free(buf);
                     return proto_error(conn->rank, ibmc_reasm_strerror(rc));
                 }
-                conn->rx_handler_id = h->handler_id;
-                conn->rx_src_vci = h->src_vci;
-                conn->rx_dst_vci = h->dst_vci;
-                conn->rx_am_hdr_sz = h->am_hdr_sz;
+                conn->rx_handler_id = v.handler_id;
+                conn->rx_src_vci = v.src_vci;
+                conn->rx_dst_vci = v.dst_vci;
+                conn->rx_am_hdr_sz = (MPI_Aint) v.am_hdr_sz;
             }
             break;
 
         case IBMC_PKT_AM_CONT:{
-                int rc = ibmc_reasm_cont(&conn->rx, payload, plen);
+                rc = ibmc_reasm_cont(&conn->rx, v.payload, v.plen);
                 if (rc < 0)
                     return proto_error(conn->rank, ibmc_reasm_strerror(rc));
                 if (rc == IBMC_REASM_COMPLETE) {
                     MPI_Aint msg_sz = (MPI_Aint) conn->rx.msg_sz;
                     char *buf = ibmc_reasm_take(&conn->rx);
                     mpi_errno = deliver(conn->rx_handler_id, conn->rx_src_vci, conn->rx_dst_vci,
-                                        buf, conn->rx_am_hdr_sz, msg_sz);
+                                        buf, buf + conn->rx_am_hdr_sz,
+                                        msg_sz - conn->rx_am_hdr_sz);
                     MPL_free(buf);
                     MPIR_ERR_CHECK(mpi_errno);
                 }
@@ -209,12 +240,12 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len)
         case IBMC_PKT_RNDV:
             if (ibmc_reasm_active(&conn->rx))
                 return proto_error(conn->rank, "a rendezvous inside a fragmented message");
-            mpi_errno = MPIDI_IBMC_rndv_recv(st, conn, h, payload, plen);
+            mpi_errno = MPIDI_IBMC_rndv_recv(st, conn, &v);
             MPIR_ERR_CHECK(mpi_errno);
             break;
 
         case IBMC_PKT_RNDV_FIN:
-            mpi_errno = MPIDI_IBMC_rndv_fin(st, conn, payload, plen);
+            mpi_errno = MPIDI_IBMC_rndv_fin(st, conn, v.payload, v.plen);
             MPIR_ERR_CHECK(mpi_errno);
             break;
 

@@ -12,10 +12,16 @@
  * (ibmc_rndv.c).  A message that fits one packet, to a connected peer
  * with nothing queued, goes straight out; everything else waits in the
  * peer's FIFO, which keeps MPI's non-overtaking order and never interleaves
- * two messages on one QP (see ibmc_frag.h). */
+ * two messages on one QP (see ibmc_frag.h).  Headers are kept short
+ * (ibmc_wire.h): the sender's rank rides in the immediate data, and an
+ * eager MPIDIG_SEND that fits one packet has its header compacted. */
 
 #include <mpidimpl.h>
+#include <endian.h>
 #include "ibmc_types.h"
+
+_Static_assert(MPIDI_AM_HANDLERS_MAX <= IBMC_PKT_MAX_HANDLERS,
+               "MPIDIG handler ids must fit the packet header");
 
 static int alloc_sbuf(MPIDI_IBMC_state_t * st)
 {
@@ -68,7 +74,8 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx);
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htobe32((uint32_t) st->my_rank);
     wr.send_flags = IBV_SEND_SIGNALED;
     if (len <= st->hca.rc_max_inline)
         wr.send_flags |= IBV_SEND_INLINE;
@@ -85,6 +92,8 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
         MPIDI_IBMC_pvars.eager_pkts_sent++;
         MPIDI_IBMC_pvars.eager_bytes_sent += len;
+        if (h->flags & IBMC_PKT_F_SEND16)
+            MPIDI_IBMC_pvars.compact_send_hdrs++;
     } else {
         MPIDI_IBMC_pvars.ctrl_pkts_sent++;
     }
@@ -92,17 +101,37 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     return mpi_errno;
 }
 
-static void fill_hdr(MPIDI_IBMC_state_t * st, ibmc_pkt_hdr_t * h, int type, int handler_id,
-                     int src_vci, int dst_vci, MPI_Aint am_hdr_sz, MPI_Aint msg_sz)
+/* The header of a packet that carries no active message of its own. */
+static size_t put_ctrl_hdr(char *p, int type)
 {
-    memset(h, 0, sizeof(*h));
-    h->src_rank = (uint32_t) st->my_rank;
-    h->type = (uint8_t) type;
-    h->src_vci = (uint8_t) src_vci;
-    h->dst_vci = (uint8_t) dst_vci;
-    h->handler_id = (uint16_t) handler_id;
-    h->am_hdr_sz = (uint32_t) am_hdr_sz;
-    h->msg_sz = (uint64_t) msg_sz;
+    ibmc_pkt_info_t info = {.type = type };
+    return ibmc_pkt_put_hdr(p, &info);
+}
+
+/* The 16-byte form of an eager MPIDIG_SEND header (ibmc_send16_t), if this
+ * header has one: a message whose data all follows it, no rendezvous id
+ * in the flags.  The receiver rebuilds the MPIDIG_hdr_t, so the fields
+ * the compact form leaves out must be the ones it can rebuild. */
+static int send16_fields(int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                         MPI_Aint data_sz, ibmc_send16_fields_t * f)
+{
+    MPIDIG_hdr_t hdr;
+    if (!MPIDI_IBMC_global.send16 || handler_id != MPIDIG_SEND ||
+        am_hdr_sz != (MPI_Aint) sizeof(hdr))
+        return 0;
+    memcpy(&hdr, am_hdr, sizeof(hdr));
+    if (hdr.rndv_hdr_sz != 0 || hdr.data_sz != data_sz ||
+        (hdr.flags & ~MPIDIG_AM_SEND_FLAGS_SYNC))
+        return 0;
+    f->src_rank = hdr.src_rank;
+    f->tag = hdr.tag;
+    f->context_id = hdr.context_id;
+    f->flags = hdr.flags;
+    f->error_bits = hdr.error_bits;
+    /* only a synchronous send is acknowledged to its request */
+    f->has_sreq = (hdr.flags & MPIDIG_AM_SEND_FLAGS_SYNC) != 0;
+    f->sreq = f->has_sreq ? (uint64_t) (uintptr_t) hdr.sreq_ptr : 0;
+    return ibmc_send16_fits(f);
 }
 
 static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MPI_Aint offset,
@@ -122,10 +151,9 @@ static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MP
 static int post_rtu(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     int idx = alloc_sbuf(st);
-    ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) st->sbufs[idx].buf;
-    fill_hdr(st, h, IBMC_PKT_RTU, 0, 0, 0, 0, 0);
+    size_t len = put_ctrl_hdr(st->sbufs[idx].buf, IBMC_PKT_RTU);
     conn->need_rtu = 0;
-    return post_sbuf(st, conn, idx, sizeof(*h));
+    return post_sbuf(st, conn, idx, len);
 }
 
 /* Emit the next packet of `op`; the caller checked can_post(). */
@@ -133,23 +161,32 @@ static int post_next_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
                             MPIDI_IBMC_sendop_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
-    const size_t cap = (size_t) MPIDI_IBMC_global.packet_size - sizeof(ibmc_pkt_hdr_t);
+    const size_t psz = (size_t) MPIDI_IBMC_global.packet_size;
     ibmc_frag_t f;
     int idx = alloc_sbuf(st);
     char *p = st->sbufs[idx].buf;
-    ibmc_pkt_hdr_t *h = (ibmc_pkt_hdr_t *) p;
 
-    ibmc_frag_next(&op->tx, cap - (size_t) op->extra_sz, &f);
-    p += sizeof(*h);
-    if (f.is_first) {
+    if (!op->tx.first_done) {
         MPI_Aint data_sz = op->pkt_type == IBMC_PKT_RNDV ? op->rndv_data_sz :
             (MPI_Aint) op->tx.data_sz;
-        fill_hdr(st, h, op->pkt_type, op->handler_id, op->src_vci, op->dst_vci, op->am_hdr_sz,
-                 op->am_hdr_sz + data_sz);
+        ibmc_pkt_info_t info = {
+            .type = op->pkt_type,
+            .flags = op->pkt_flags,
+            .handler_id = op->handler_id,
+            .src_vci = op->src_vci,
+            .dst_vci = op->dst_vci,
+            .am_hdr_sz = (size_t) op->am_hdr_sz,
+            .has_msg_sz = op->has_msg_sz,
+            .msg_sz = (uint64_t) (op->am_hdr_sz + data_sz)
+        };
+        size_t hlen = ibmc_pkt_put_hdr(p, &info);
+        ibmc_frag_next(&op->tx, psz - hlen - (size_t) op->extra_sz, &f);
+        p += hlen;
         memcpy(p, op->am_hdr, op->am_hdr_sz + op->extra_sz);
         p += op->am_hdr_sz + op->extra_sz;
     } else {
-        fill_hdr(st, h, IBMC_PKT_AM_CONT, 0, 0, 0, 0, 0);
+        p += put_ctrl_hdr(p, IBMC_PKT_AM_CONT);
+        ibmc_frag_next(&op->tx, psz - ibmc_pkt_hdr_len(0), &f);
     }
     mpi_errno = pack_data(op->data, op->count, op->datatype, (MPI_Aint) f.data_off, p,
                           (MPI_Aint) f.data_len);
@@ -184,8 +221,8 @@ int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
     }
     conn->credit_pending = 0;
     int idx = alloc_sbuf(st);
-    fill_hdr(st, (ibmc_pkt_hdr_t *) st->sbufs[idx].buf, IBMC_PKT_CREDIT, 0, 0, 0, 0, 0);
-    return post_sbuf(st, conn, idx, sizeof(ibmc_pkt_hdr_t));
+    size_t len = put_ctrl_hdr(st->sbufs[idx].buf, IBMC_PKT_CREDIT);
+    return post_sbuf(st, conn, idx, len);
 }
 
 int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
@@ -246,9 +283,16 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz + extra_sz, MPL_MEM_BUFFER);
     MPIR_ERR_CHKANDJUMP(!op, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    ibmc_send16_fields_t f16;
+    /* a rendezvous announcement always says how much data it leaves behind */
+    int one_packet = pkt_type == IBMC_PKT_AM &&
+        am_hdr_sz + extra_sz + data_sz <= MPIDI_IBMC_global.eager_limit;
+    int send16 = one_packet && send16_fields(handler_id, am_hdr, am_hdr_sz, data_sz, &f16);
     op->next = NULL;
     op->sreq = sreq;
     op->pkt_type = pkt_type;
+    op->pkt_flags = send16 ? IBMC_PKT_F_SEND16 : 0;
+    op->has_msg_sz = (pkt_type == IBMC_PKT_AM && !one_packet) || pkt_type == IBMC_PKT_RNDV;
     op->extra_sz = extra_sz;
     op->rndv_data_sz = pkt_type == IBMC_PKT_RNDV ? data_sz : 0;
     op->data = data;
@@ -257,13 +301,17 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     op->handler_id = handler_id;
     op->src_vci = src_vci;
     op->dst_vci = dst_vci;
-    op->am_hdr_sz = am_hdr_sz;
-    if (am_hdr_sz)
-        memcpy(op->am_hdr, am_hdr, am_hdr_sz);
+    if (send16) {
+        op->am_hdr_sz = (MPI_Aint) ibmc_send16_pack(op->am_hdr, &f16);
+    } else {
+        op->am_hdr_sz = am_hdr_sz;
+        if (am_hdr_sz)
+            memcpy(op->am_hdr, am_hdr, am_hdr_sz);
+    }
     if (extra_sz)
-        memcpy(op->am_hdr + am_hdr_sz, extra, extra_sz);
+        memcpy(op->am_hdr + op->am_hdr_sz, extra, extra_sz);
     /* a rendezvous announcement carries no data of its own */
-    ibmc_frag_tx_init(&op->tx, (size_t) am_hdr_sz,
+    ibmc_frag_tx_init(&op->tx, (size_t) op->am_hdr_sz,
                       pkt_type == IBMC_PKT_AM ? (size_t) data_sz : 0);
     if (pkt_type == IBMC_PKT_AM && data_sz > 0)
         MPIR_Datatype_add_ref_if_not_builtin(datatype);
@@ -318,6 +366,7 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
     if (count > 0)
         MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, true_lb);
     MPIR_Assert(am_hdr_sz <= MPIDI_IBMC_global.am_hdr_max_sz);
+    MPIR_Assert(src_vci < IBMC_PKT_MAX_VCIS && dst_vci < IBMC_PKT_MAX_VCIS);
 
     /* Zero copy for large contiguous point-to-point data (MPIDI_NM_am_check_eager
      * sent those here instead of through MPIDIG's RTS/CTS).  If the buffer
@@ -338,16 +387,29 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
         am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit && can_post(st, conn)) {
         int idx = alloc_sbuf(st);
         char *p = st->sbufs[idx].buf;
-        fill_hdr(st, (ibmc_pkt_hdr_t *) p, IBMC_PKT_AM, handler_id, src_vci, dst_vci,
-                 am_hdr_sz, am_hdr_sz + data_sz);
-        memcpy(p + sizeof(ibmc_pkt_hdr_t), am_hdr, am_hdr_sz);
-        mpi_errno = pack_data(data, count, datatype, 0,
-                              p + sizeof(ibmc_pkt_hdr_t) + am_hdr_sz, data_sz);
+        char *q = p + ibmc_pkt_hdr_len(0);
+        ibmc_send16_fields_t f16;
+        ibmc_pkt_info_t info = {
+            .type = IBMC_PKT_AM,
+            .handler_id = handler_id,
+            .src_vci = src_vci,
+            .dst_vci = dst_vci
+        };
+        if (send16_fields(handler_id, am_hdr, am_hdr_sz, data_sz, &f16)) {
+            info.flags = IBMC_PKT_F_SEND16;
+            info.am_hdr_sz = ibmc_send16_pack(q, &f16);
+        } else {
+            info.am_hdr_sz = (size_t) am_hdr_sz;
+            memcpy(q, am_hdr, am_hdr_sz);
+        }
+        ibmc_pkt_put_hdr(p, &info);
+        q += info.am_hdr_sz;
+        mpi_errno = pack_data(data, count, datatype, 0, q, data_sz);
         if (mpi_errno) {
             MPIDI_IBMC_sbuf_release(st, idx);
             goto fn_fail;
         }
-        mpi_errno = post_sbuf(st, conn, idx, sizeof(ibmc_pkt_hdr_t) + am_hdr_sz + data_sz);
+        mpi_errno = post_sbuf(st, conn, idx, (size_t) (q - p) + (size_t) data_sz);
         MPIR_ERR_CHECK(mpi_errno);
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);

@@ -20,6 +20,7 @@ typedef struct {
     MPI_Aint am_hdr_max_sz;     /* largest CH4 AM header that fits a first packet */
     MPI_Aint eager_limit;       /* largest header + payload sent in one packet */
     MPI_Aint rndv_threshold;    /* larger contiguous data goes by rendezvous (MPIR_CVAR_IBMC_EAGER_LIMIT) */
+    int send16;                 /* compact MPIDIG_SEND headers (MPIR_CVAR_IBMC_COMPACT_SEND_HEADER) */
     struct MPIDI_IBMC_state *state;     /* everything else; see ibmc_types.h */
 } MPIDI_IBMC_global_t;
 

@@ -171,6 +171,20 @@ cvars:
         always - always yield
         never  - never yield (lowest latency on dedicated cores)
 
+    - name        : MPIR_CVAR_IBMC_COMPACT_SEND_HEADER
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Send the header of an eager point-to-point message that fits one
+        packet in a 16-byte form (24 bytes for MPI_Ssend) instead of
+        MPICH's 48-byte MPIDIG header.  The receiver expands it, so
+        processes may differ in this setting.  Set it to false only to
+        measure what the compact form saves.
+
     - name        : MPIR_CVAR_IBMC_STATS
       category    : CH4_IBMC
       type        : boolean
@@ -384,8 +398,11 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     }
 
     MPIDI_IBMC_global.packet_size = packet_size;
-    MPIDI_IBMC_global.am_hdr_max_sz = packet_size - sizeof(ibmc_pkt_hdr_t);
-    MPIDI_IBMC_global.eager_limit = packet_size - sizeof(ibmc_pkt_hdr_t);
+    /* the first packet of a multi-packet message also carries its size */
+    MPIDI_IBMC_global.am_hdr_max_sz = MPL_MIN(packet_size - ibmc_pkt_hdr_len(1),
+                                              IBMC_PKT_MAX_AM_HDR);
+    MPIDI_IBMC_global.eager_limit = packet_size - ibmc_pkt_hdr_len(0);
+    MPIDI_IBMC_global.send16 = MPIR_CVAR_IBMC_COMPACT_SEND_HEADER;
     MPIDI_IBMC_global.rndv_threshold = MPIR_CVAR_IBMC_EAGER_LIMIT;
     MPIDI_IBMC_global.state = st;
     MPIDI_IBMC_pvars_register();

@@ -7,6 +7,7 @@
  * connections that wait for a buffer or a handshake timer. */
 
 #include <mpidimpl.h>
+#include <endian.h>
 #include <sched.h>
 #include "ibmc_types.h"
 
@@ -51,12 +52,14 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
                 break;
             }
         case IBMC_WR_RC_RECV:{
-                /* read who sent what before the buffer is posted again */
+                /* read who sent what before the buffer is posted again; every
+                 * RC packet carries its sender's rank as immediate data */
                 const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) MPIDI_IBMC_rbuf_addr(st, idx);
-                uint32_t src = wc->byte_len >= sizeof(*h) ? h->src_rank : UINT32_MAX;
+                uint32_t src = (wc->wc_flags & IBV_WC_WITH_IMM) ? be32toh(wc->imm_data) :
+                    UINT32_MAX;
                 int type = wc->byte_len >= sizeof(*h) ? h->type : 0;
                 int flags = wc->byte_len >= sizeof(*h) ? h->flags : 0;
-                mpi_errno = MPIDI_IBMC_recv_packet(st, (const char *) h, wc->byte_len);
+                mpi_errno = MPIDI_IBMC_recv_packet(st, src, (const char *) h, wc->byte_len);
                 MPIR_ERR_CHECK(mpi_errno);
                 mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
                 MPIR_ERR_CHECK(mpi_errno);

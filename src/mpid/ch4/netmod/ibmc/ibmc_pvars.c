@@ -22,6 +22,9 @@ void MPIDI_IBMC_pvars_register(void)
               "RC packets this process sent that carry an active message (its first packet "
               "or a continuation): the eager path.  A rendezvous message adds none.");
     IBMC_PVAR(eager_bytes_sent, "Bytes of the eager packets sent, packet headers included.");
+    IBMC_PVAR(compact_send_hdrs,
+              "Eager point-to-point messages sent with MPICH's 48-byte send header in its "
+              "16-byte form (MPIR_CVAR_IBMC_COMPACT_SEND_HEADER).");
     IBMC_PVAR(eager_pkts_recvd, "RC packets this process received that carry an active message.");
     IBMC_PVAR(eager_bytes_recvd,
               "Bytes of the eager packets received, packet headers included.");

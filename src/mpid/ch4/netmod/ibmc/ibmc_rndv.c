@@ -220,23 +220,20 @@ int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq)
 }
 
 int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                         const ibmc_pkt_hdr_t * h, const char *payload, size_t plen)
+                         const ibmc_pkt_view_t * v)
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_rndv_t info;
     uint32_t attr = MPIDIG_AM_ATTR__IS_ASYNC | MPIDIG_AM_ATTR__IS_RNDV;
     MPIR_Request *rreq = NULL;
 
-    if (h->handler_id >= MPIDI_AM_HANDLERS_MAX || h->am_hdr_sz > h->msg_sz ||
-        plen < h->am_hdr_sz + sizeof(info))
-        return proto_error(conn->rank, "a malformed rendezvous header");
-    memcpy(&info, payload + h->am_hdr_sz, sizeof(info));
+    /* ibmc_pkt_parse checked that the header and `info` are in the packet */
+    memcpy(&info, v->payload + v->am_hdr_sz, sizeof(info));
+    MPI_Aint data_sz = (MPI_Aint) (v->msg_sz - v->am_hdr_sz);
 
-    MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
-    mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] ((void *) payload, NULL,
-                                                             (MPI_Aint) (h->msg_sz -
-                                                                         h->am_hdr_sz), attr,
-                                                             &rreq);
+    MPIDIG_AM_ATTR_SET_VCIS(attr, v->src_vci, v->dst_vci);
+    mpi_errno = MPIDIG_global.target_msg_cbs[v->handler_id] ((void *) v->payload, NULL, data_sz,
+                                                             attr, &rreq);
     MPIR_ERR_CHECK(mpi_errno);
     if (!rreq)
         return proto_error(conn->rank, "a rendezvous message for a handler without a request");
@@ -247,7 +244,7 @@ int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     RNDV_RREQ(rreq).cookie = info.cookie;
     RNDV_RREQ(rreq).rkey = info.rkey;
     RNDV_RREQ(rreq).peer = conn->rank;
-    RNDV_RREQ(rreq).data_sz = (MPI_Aint) (h->msg_sz - h->am_hdr_sz);
+    RNDV_RREQ(rreq).data_sz = data_sz;
     /* unexpected: MPIDIG calls MPIDI_IBMC_rndv_copy_cb when a receive matches */
     if (MPIDIG_recv_initialized(rreq))
         mpi_errno = read_start(st, rreq);

@@ -13,6 +13,7 @@
 #include "ibmc_wire.h"
 #include "ibmc_cm_fsm.h"
 #include "ibmc_frag.h"
+#include "ibmc_pkt.h"
 #include "ibmc_rcache.h"
 #include "ibmc_credit.h"
 #include "ibmc_pvars.h"
@@ -50,6 +51,8 @@ typedef struct MPIDI_IBMC_sendop {
     struct MPIDI_IBMC_sendop *next;
     MPIR_Request *sreq;         /* completed through origin_cbs once all data is copied out */
     int pkt_type;               /* IBMC_PKT_AM, or IBMC_PKT_RNDV/_FIN with no data */
+    int pkt_flags;              /* IBMC_PKT_F_SEND16 if am_hdr[] holds the compact form */
+    int has_msg_sz;             /* the first packet does not end the message: say its size */
     MPI_Aint extra_sz;          /* bytes after the AM header in am_hdr[] */
     MPI_Aint rndv_data_sz;      /* IBMC_PKT_RNDV: data bytes the receiver will read */
     const void *data;
@@ -59,7 +62,7 @@ typedef struct MPIDI_IBMC_sendop {
     int handler_id;
     int src_vci;
     int dst_vci;
-    MPI_Aint am_hdr_sz;
+    MPI_Aint am_hdr_sz;         /* as sent: the compact form's size with IBMC_PKT_F_SEND16 */
     char am_hdr[];
 } MPIDI_IBMC_sendop_t;
 
@@ -241,7 +244,7 @@ int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
                          MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
                          int *sent);
 int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                         const ibmc_pkt_hdr_t * h, const char *payload, size_t plen);
+                         const ibmc_pkt_view_t * v);
 int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
                         size_t plen);
 int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
@@ -249,7 +252,8 @@ int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * 
 int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 
 /* ibmc_am_recv.c */
-int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, const char *pkt, size_t len);
+int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,
+                           size_t len);
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);

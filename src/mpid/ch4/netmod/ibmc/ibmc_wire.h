@@ -23,30 +23,68 @@ enum {
 
 /* Header flags. */
 enum {
-    IBMC_PKT_F_STARVED = 1      /* the sender waited for credits: lend it more (ibmc_credit.h) */
+    IBMC_PKT_F_STARVED = 1,     /* the sender waited for credits: lend it more (ibmc_credit.h) */
+    IBMC_PKT_F_MSG_SZ = 2,      /* ibmc_pkt_msg_sz_t follows the header: the message does not
+                                 * end in this packet (first of a train, or IBMC_PKT_RNDV) */
+    IBMC_PKT_F_SEND16 = 4       /* the AM header is MPIDIG_SEND's in the compact form of
+                                 * ibmc_send16_t (IBMC_PKT_AM only) */
 };
 
-/* Header of every RC packet.  Its size is a multiple of 8 so that the CH4 AM
- * header that follows it is 8-byte aligned inside the receive buffer, and the
- * MPIDIG handlers can read it in place. */
+/* Header of every RC packet, 8 bytes.  The sender's rank is not in it: it
+ * travels in the send's immediate data (IBV_WR_SEND_WITH_IMM), which costs
+ * no payload byte.  A message that ends in its first packet, the common
+ * case, needs no size either: it is the packet's length.  Short headers
+ * matter because every byte of a small message is sent, received and
+ * checksummed per packet; see doc/benchmarks.md for what 72 bytes cost.
+ * The size is a multiple of 8 so that the CH4 AM header that follows it is
+ * 8-byte aligned inside the receive buffer, and the MPIDIG handlers can read
+ * it in place. */
 typedef struct {
-    uint32_t src_rank;          /* sender's rank in MPI_COMM_WORLD */
     uint8_t type;               /* IBMC_PKT_* */
-    uint8_t src_vci;
-    uint8_t dst_vci;
     uint8_t flags;              /* IBMC_PKT_F_* */
-    uint16_t handler_id;        /* MPIDIG handler (IBMC_PKT_AM) */
     uint16_t credits;           /* receive buffers freed for the peer (ibmc_credit.h) */
-    uint32_t am_hdr_sz;         /* CH4 AM header bytes (IBMC_PKT_AM) */
-    uint64_t msg_sz;            /* am_hdr_sz + data bytes of the whole message (IBMC_PKT_AM) */
+    uint8_t handler_id;         /* MPIDIG handler (IBMC_PKT_AM, IBMC_PKT_RNDV) */
+    uint8_t vcis;               /* source VCI << 4 | destination VCI */
+    uint16_t am_hdr_sz;         /* CH4 AM header bytes as sent (IBMC_PKT_AM, IBMC_PKT_RNDV) */
 } ibmc_pkt_hdr_t;
 
-_Static_assert(sizeof(ibmc_pkt_hdr_t) % 8 == 0, "ibmc_pkt_hdr_t must keep 8-byte alignment");
+_Static_assert(sizeof(ibmc_pkt_hdr_t) == 8, "ibmc_pkt_hdr_t is 8 bytes on the wire");
+
+#define IBMC_PKT_MAX_VCIS 16
+#define IBMC_PKT_MAX_HANDLERS 256
+#define IBMC_PKT_MAX_AM_HDR 65535
+
+/* With IBMC_PKT_F_MSG_SZ: the AM header and data bytes of the whole message
+ * (for IBMC_PKT_RNDV, the data that stays in the sender's buffer). */
+typedef struct {
+    uint64_t msg_sz;
+} ibmc_pkt_msg_sz_t;
+
+/* MPIDIG_SEND's eager header (MPIDIG_hdr_t, 48 bytes) in 16: the fields an
+ * eager receive reads.  data_sz is the rest of the packet, rndv_hdr_sz is 0
+ * and the sender's request travels only for a synchronous send, which
+ * acknowledges it (IBMC_SEND16_F_SREQ; then sreq follows).  int32 keeps
+ * context ids of extended context bits too. */
+typedef struct {
+    int32_t src_rank;           /* in the communicator */
+    int32_t tag;
+    uint32_t context_id;
+    uint8_t flags;              /* MPIDIG_AM_SEND_FLAGS_* (only values below 0x80) */
+    uint8_t error_bits;
+    uint8_t bits;               /* IBMC_SEND16_F_* */
+    uint8_t reserved;
+} ibmc_send16_t;
+
+_Static_assert(sizeof(ibmc_send16_t) == 16, "ibmc_send16_t is 16 bytes on the wire");
+
+enum {
+    IBMC_SEND16_F_SREQ = 1      /* a uint64_t sender request pointer follows */
+};
 
 /* Rendezvous: where the receiver reads the message from.  It follows the CH4
- * AM header in an IBMC_PKT_RNDV packet, whose msg_sz counts the AM header and
- * the data that stays in the sender's buffer (so it may be unaligned: copy it
- * out).  cookie comes back in the IBMC_PKT_RNDV_FIN. */
+ * AM header in an IBMC_PKT_RNDV packet, whose msg_sz (IBMC_PKT_F_MSG_SZ) counts
+ * the AM header and the data that stays in the sender's buffer.  It may be
+ * unaligned: copy it out.  cookie comes back in the IBMC_PKT_RNDV_FIN. */
 typedef struct {
     uint64_t addr;              /* start of the sender's (contiguous) data */
     uint64_t cookie;            /* the sender's rendezvous state */
