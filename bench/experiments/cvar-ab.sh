@@ -15,8 +15,9 @@
 #       fixed16=MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=16 \
 #       old=MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=16,MPIR_CVAR_IBMC_PACKET_SIZE=16384
 #
-# Inputs: IBMC_PREFIX, OFI_PREFIX as for bench/run-compare.sh.  Raw outputs in
-# _build/bench/ab-<date>/.
+# Inputs: IBMC_PREFIX, OFI_PREFIX as for bench/run-compare.sh; BASE_PREFIX,
+# optionally, another ibmc install (an earlier commit's, say), run with its
+# defaults as the column "base".  Raw outputs in _build/bench/ab-<date>/.
 set -uo pipefail
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -37,13 +38,19 @@ if [[ -z ${IBMC_BENCH_INNER:-} ]]; then
         echo "cvar-ab: no ofi build at '$OFI_PREFIX' (maint/build-stock-ofi): ibmc only" >&2
         OFI_PREFIX=
     fi
+    BASE_PREFIX=${BASE_PREFIX:-}
+    if [[ -n $BASE_PREFIX ]]; then
+        "$BASE_PREFIX/bin/mpicc" -std=c11 -O2 -o "$raw/bench-base" "$top/bench/ibmc_pt2pt_bench.c" || exit 1
+    fi
     echo "cvar-ab: raw outputs in $raw" >&2
     "$top/test/vm/run-fabric" env IBMC_BENCH_INNER=1 IBMC_PREFIX="$IBMC_PREFIX" \
-        OFI_PREFIX="$OFI_PREFIX" REPS="${REPS:-3}" TESTS="${TESTS:-bw bibw}" MAX="${MAX:-64K}" \
+        OFI_PREFIX="$OFI_PREFIX" BASE_PREFIX="$BASE_PREFIX" REPS="${REPS:-3}" TESTS="${TESTS:-bw bibw}" MAX="${MAX:-64K}" \
         RAW="$raw" bash "$0" "$@" || exit 1
     exec python3 - "$raw" "$@" <<'PY'
 import glob, re, statistics, sys
 raw, names = sys.argv[1], [a.split("=", 1)[0] for a in sys.argv[2:]]
+if glob.glob(raw + "/base-*.out"):
+    names.append("base")
 if glob.glob(raw + "/ofi-*.out"):
     names.append("ofi")
 print("# %s, medians of %s runs" % (open(raw + "/date").read().strip(),
@@ -82,6 +89,7 @@ for ((r = 1; r <= REPS; r++)); do
             [[ $spec == *=* ]] && IFS=, read -ra vars <<< "${spec#*=}"
             run "$name" "$IBMC_PREFIX" "$RAW/bench-ibmc" "$t" "$r" "${vars[@]}"
         done
+        [[ -n $BASE_PREFIX ]] && run base "$BASE_PREFIX" "$RAW/bench-base" "$t" "$r"
         [[ -n $OFI_PREFIX ]] && run ofi "$OFI_PREFIX" "$RAW/bench-ofi" "$t" "$r" \
             FI_PROVIDER='verbs;ofi_rxm' FI_UNIVERSE_SIZE=64
     done
