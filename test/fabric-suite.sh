@@ -75,12 +75,13 @@ if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_EAGER_LIMIT=0 mpx -n 4 "$IBMC_BIN/exch
    grep -q "all bytes verified" "$log"; then ok "exchange, every contiguous message with data by rendezvous (eager limit 0)"
 else bad "exchange with eager limit 0 (see $log)"; tail -5 "$log"; fi
 log=$IBMC_OUT/pvars.log
-if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 && grep -q "pvars: all checks passed" "$log"; then
+if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 && grep -q "pvars: all checks passed" "$log" &&
+   grep -q "pvars: compact send headers on" "$log"; then
     ok "MPI_T counters: 4 MiB went zero-copy: $(grep -Eo 'rank 1, 4194304 B receive: .*' "$log" | cut -d: -f2)"
 else bad "MPI_T counters (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
 log=$IBMC_OUT/pvars-full-headers.log
 if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 &&
-   grep -q "pvars: all checks passed" "$log"; then
+   grep -q "pvars: all checks passed" "$log" && grep -q "pvars: compact send headers off" "$log"; then
     ok "MPI_T counters with MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0: every path, no compact header"
 else bad "MPI_T counters, compact send headers off (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
 
