@@ -74,16 +74,25 @@ log=$IBMC_OUT/exchange-4x2-all-rndv.log
 if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_EAGER_LIMIT=0 mpx -n 4 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
    grep -q "all bytes verified" "$log"; then ok "exchange, every contiguous message with data by rendezvous (eager limit 0)"
 else bad "exchange with eager limit 0 (see $log)"; tail -5 "$log"; fi
-log=$IBMC_OUT/pvars.log
-if MPIR_CVAR_NUM_CLIQUES=2 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 && grep -q "pvars: all checks passed" "$log" &&
-   grep -q "pvars: compact send headers on" "$log"; then
-    ok "MPI_T counters: 4 MiB went zero-copy: $(grep -Eo 'rank 1, 4194304 B receive: .*' "$log" | cut -d: -f2)"
-else bad "MPI_T counters (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
-log=$IBMC_OUT/pvars-full-headers.log
-if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0 mpx -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 &&
-   grep -q "pvars: all checks passed" "$log" && grep -q "pvars: compact send headers off" "$log"; then
-    ok "MPI_T counters with MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0: every path, no compact header"
-else bad "MPI_T counters, compact send headers off (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+# pvars_case: the MPI_T counter checks of test/ibmc/pvars.c under a setting;
+# the program prints the settings MPICH parsed, so an ignored variable cannot
+# pass as the other case.
+pvars_case() { # log name, what, compact (on/off), lightweight (on/off), env...
+    local log=$IBMC_OUT/$1 what=$2 compact=$3 light=$4; shift 4
+    if env MPIR_CVAR_NUM_CLIQUES=2 "$@" timeout -k 5 "${IBMC_JOB_TIMEOUT:-300}" mpiexec -n 2 "$IBMC_BIN/pvars" > "$log" 2>&1 &&
+       grep -q "pvars: all checks passed" "$log" && grep -q "pvars: compact send headers $compact" "$log" &&
+       grep -q "pvars: lightweight sends $light" "$log"; then
+        ok "$what"
+    else bad "$what (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+}
+pvars_case pvars.log "MPI_T counters, defaults: 4 MiB zero-copy, 64 B compact and lightweight" on on
+grep -Eo 'rank 1, 4194304 B receive: .*' "$IBMC_OUT/pvars.log" | sed 's/^/  /'
+pvars_case pvars-full-headers.log \
+    "MPI_T counters with MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0: every path, no compact header, no lightweight send" \
+    off off MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=0
+pvars_case pvars-no-lightweight.log \
+    "MPI_T counters with MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND=0: every send through an MPIDIG request" \
+    on off MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND=0
 
 # 2d. connections on first use: a ring of 8 processes on 8 nodes, each talking
 #     to its two neighbours only, must hold at most 2 connections each.

@@ -12,7 +12,9 @@
  *   - 64 B: exactly one eager packet each way of the counters, no rendezvous,
  *     its send header compacted (also by MPI_Ssend, whose completion needs
  *     the request the compact header carries) unless
- *     MPIR_CVAR_IBMC_COMPACT_SEND_HEADER is false;
+ *     MPIR_CVAR_IBMC_COMPACT_SEND_HEADER is false; MPI_Send's, not MPI_Ssend's,
+ *     sent without an MPIDIG request unless that or
+ *     MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND is false;
  *   - 16 KiB, the eager limit: still one eager packet (the buffers are sized
  *     for it); one byte more: rendezvous;
  *   - 256 messages of 64 B streamed at a receiver that is not polling: the
@@ -29,12 +31,13 @@
 #include <unistd.h>
 
 enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS,
-    STALLS, LENDS, COMPACT, NVARS
+    STALLS, LENDS, COMPACT, LIGHT, NVARS
 };
 static const char *names[NVARS] = {
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_rndv_sends", "ibmc_rndv_recvs",
     "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections",
-    "ibmc_credit_stalls", "ibmc_credit_lends", "ibmc_compact_send_hdrs"
+    "ibmc_credit_stalls", "ibmc_credit_lends", "ibmc_compact_send_hdrs",
+    "ibmc_lightweight_sends"
 };
 
 static MPI_T_pvar_session session;
@@ -97,10 +100,10 @@ static void transfer(size_t n, int sync, unsigned long long *d)
     }
     printf("pvars: rank %d, %zu B %s%s: eager_pkts_sent +%llu eager_pkts_recvd +%llu "
            "rndv_sends +%llu rndv_recvs +%llu rndv_packed_recvs +%llu rdma_reads +%llu "
-           "rdma_read_bytes +%llu compact_send_hdrs +%llu\n", rank, n,
+           "rdma_read_bytes +%llu compact_send_hdrs +%llu lightweight_sends +%llu\n", rank, n,
            rank == 0 ? "send" : "receive", sync ? " (ssend)" : "", d[EAGER_SENT],
            d[EAGER_RECVD], d[RNDV_SENDS], d[RNDV_RECVS], d[PACKED], d[READS], d[READ_BYTES],
-           d[COMPACT]);
+           d[COMPACT], d[LIGHT]);
     free(buf);
 }
 
@@ -144,22 +147,21 @@ static void stream(int n, unsigned long long *d)
     for (int i = 0; i < NVARS; i++)
         d[i] = after[i] - before[i];
     printf("pvars: rank %d, %d x 64 B streamed: eager_pkts_sent +%llu eager_pkts_recvd +%llu "
-           "credit_stalls +%llu credit_lends +%llu\n", rank, n, d[EAGER_SENT], d[EAGER_RECVD],
-           d[STALLS], d[LENDS]);
+           "credit_stalls +%llu credit_lends +%llu lightweight_sends +%llu\n", rank, n,
+           d[EAGER_SENT], d[EAGER_RECVD], d[STALLS], d[LENDS], d[LIGHT]);
     free(sts);
     free(reqs);
     free(msgs);
 }
 
-/* MPIR_CVAR_IBMC_COMPACT_SEND_HEADER as MPICH parsed it, through MPI_T */
-static int compact_cvar(void)
+/* a boolean CVAR as MPICH parsed it, through MPI_T */
+static int bool_cvar(const char *name)
 {
     int idx, count, val = -1;
     MPI_T_cvar_handle h;
-    if (MPI_T_cvar_get_index("MPIR_CVAR_IBMC_COMPACT_SEND_HEADER", &idx) != MPI_SUCCESS ||
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
         MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
-        printf("pvars: FAIL: rank %d: no MPI_T control variable "
-               "MPIR_CVAR_IBMC_COMPACT_SEND_HEADER\n", rank);
+        printf("pvars: FAIL: rank %d: no MPI_T control variable %s\n", rank, name);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_T_cvar_read(h, &val);
@@ -182,11 +184,15 @@ int main(int argc, char **argv)
             printf("pvars: FAIL: run with 2 processes\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* the suite runs this with the CVAR at its default and at 0, and checks
-     * this line, so an ignored setting cannot pass as the other case */
-    const int compact = compact_cvar();
-    if (rank == 0)
+    /* the suite runs this with the CVARs at their defaults and each at 0, and
+     * checks these lines, so an ignored setting cannot pass as the other case;
+     * requestless sends use the compact header, so they need both */
+    const int compact = bool_cvar("MPIR_CVAR_IBMC_COMPACT_SEND_HEADER");
+    const int light = compact && bool_cvar("MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND");
+    if (rank == 0) {
         printf("pvars: compact send headers %s\n", compact ? "on" : "off");
+        printf("pvars: lightweight sends %s\n", light ? "on" : "off");
+    }
     MPI_T_pvar_session_create(&session);
     for (int i = 0; i < NVARS; i++) {
         int idx;
@@ -202,6 +208,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         expect("eager packets sent for the 4 MiB message", d[EAGER_SENT], 0, 0);
         expect("compact send headers for the 4 MiB message", d[COMPACT], 0, 0);
+        expect("lightweight sends for the 4 MiB message", d[LIGHT], 0, 0);
         expect("rendezvous sends", d[RNDV_SENDS], 1, 1);
     } else {
         expect("eager packets received for the 4 MiB message", d[EAGER_RECVD], 0, 0);
@@ -217,6 +224,8 @@ int main(int argc, char **argv)
             expect("eager packets sent for 64 B", d[EAGER_SENT], 1, 1);
             expect("rendezvous sends for 64 B", d[RNDV_SENDS], 0, 0);
             expect("compact send headers for 64 B", d[COMPACT], compact, compact);
+            /* MPI_Ssend needs its request back for the acknowledgement */
+            expect("lightweight sends for 64 B", d[LIGHT], sync ? 0 : light, sync ? 0 : light);
         } else {
             expect("eager packets received for 64 B", d[EAGER_RECVD], 1, 1);
             expect("RDMA READ bytes for 64 B", d[READ_BYTES], 0, 0);
@@ -224,6 +233,7 @@ int main(int argc, char **argv)
              * MPI_Ssend also the acknowledgement, which is another handler's */
             expect("compact send headers of rank 1 (the \"go\" message)", d[COMPACT], compact,
                    compact);
+            expect("lightweight sends of rank 1 (the \"go\" message)", d[LIGHT], light, light);
         }
     }
 
@@ -231,13 +241,16 @@ int main(int argc, char **argv)
     if (rank == 0) {
         expect("eager packets sent for 16 KiB (the eager limit)", d[EAGER_SENT], 1, 1);
         expect("compact send headers for 16 KiB", d[COMPACT], compact, compact);
+        expect("lightweight sends for 16 KiB", d[LIGHT], light, light);
         expect("rendezvous sends for 16 KiB", d[RNDV_SENDS], 0, 0);
     } else {
         expect("eager packets received for 16 KiB", d[EAGER_RECVD], 1, 1);
     }
     transfer(16385, 0, d);
-    if (rank == 0)
+    if (rank == 0) {
         expect("rendezvous sends for 16 KiB + 1", d[RNDV_SENDS], 1, 1);
+        expect("lightweight sends for 16 KiB + 1", d[LIGHT], 0, 0);
+    }
     else
         expect("rendezvous receives for 16 KiB + 1", d[RNDV_RECVS], 1, 1);
 
@@ -247,6 +260,8 @@ int main(int argc, char **argv)
         /* the ones that waited for credits went through the send queue */
         expect("compact send headers for 256 x 64 B", d[COMPACT], 256 * compact, 256 * compact);
         expect("sends that waited for credits", d[STALLS], 1, 256);
+        /* until the window ran out; the rest waited in the send queue */
+        expect("lightweight sends of 256 x 64 B", d[LIGHT], light, 255 * light);
     } else {
         expect("eager packets received for 256 x 64 B", d[EAGER_RECVD], 256, 256);
         /* default window 16, at most 64: grown 1 to 3 times */

@@ -16,7 +16,8 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_credit.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_pvars.h
+                      src/mpid/ch4/netmod/ibmc/ibmc_pvars.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_send.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \

@@ -138,9 +138,23 @@ static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MP
                      char *dst, MPI_Aint len)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint actual = 0;
+    MPI_Aint actual = 0, data_sz, true_lb;
+    int dt_contig;
+    MPIR_Datatype *dt_ptr;
     if (len == 0)
         return MPI_SUCCESS;
+    /* contiguous host memory: a plain copy, without the typerep engine's
+     * per-call setup (most eager messages); device memory goes through the
+     * typerep engine, which knows how to read it */
+    MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, true_lb);
+    MPL_pointer_attr_t attr;
+    mpi_errno = MPIR_GPU_query_pointer_attr(data, &attr);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (dt_contig && attr.type != MPL_GPU_POINTER_DEV) {
+        MPIR_Assert(offset + len <= data_sz);
+        memcpy(dst, (const char *) data + true_lb + offset, (size_t) len);
+        return MPI_SUCCESS;
+    }
     mpi_errno = MPIR_Typerep_pack(data, count, datatype, offset, dst, len, &actual);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_Assert(actual == len);
@@ -347,6 +361,52 @@ int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
                    MPI_DATATYPE_NULL, data_sz, src_vci, dst_vci, NULL);
 }
 
+/* Whether a one-packet message may go out right now: the peer is connected,
+ * nothing is queued ahead of it (MPI's non-overtaking order) and there is a
+ * buffer, a send queue slot and a credit. */
+static int can_post_now(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    return conn->cm.state == IBMC_CM_CONNECTED && !conn->q_head && !conn->need_rtu &&
+        can_post(st, conn);
+}
+
+/* Pack and post a whole message as one packet; the caller checked
+ * can_post_now() and that the headers and data fit the eager limit.  With
+ * `f16` the header goes in its compact form, otherwise `am_hdr` as is. */
+static int post_single(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
+                       const ibmc_send16_fields_t * f16, const void *am_hdr,
+                       MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
+                       MPI_Datatype datatype, MPI_Aint data_sz, int src_vci, int dst_vci)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int idx = alloc_sbuf(st);
+    char *p = st->sbufs[idx].buf;
+    char *q = p + ibmc_pkt_hdr_len(0);
+    ibmc_pkt_info_t info = {
+        .type = IBMC_PKT_AM,
+        .handler_id = handler_id,
+        .src_vci = src_vci,
+        .dst_vci = dst_vci
+    };
+    if (f16) {
+        info.flags = IBMC_PKT_F_SEND16;
+        info.am_hdr_sz = ibmc_send16_pack(q, f16);
+    } else {
+        info.am_hdr_sz = (size_t) am_hdr_sz;
+        memcpy(q, am_hdr, am_hdr_sz);
+    }
+    ibmc_pkt_put_hdr(p, &info);
+    q += info.am_hdr_sz;
+    mpi_errno = pack_data(data, count, datatype, 0, q, data_sz);
+    if (mpi_errno) {
+        MPIDI_IBMC_sbuf_release(st, idx);
+        goto fn_fail;
+    }
+    mpi_errno = post_sbuf(st, conn, idx, (size_t) (q - p) + (size_t) data_sz);
+  fn_fail:
+    return mpi_errno;
+}
+
 int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
                        const void *am_hdr, MPI_Aint am_hdr_sz,
                        const void *data, MPI_Aint count, MPI_Datatype datatype,
@@ -383,33 +443,11 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
     }
 
     /* fast path: a one-packet message with nothing ahead of it */
-    if (conn->cm.state == IBMC_CM_CONNECTED && !conn->q_head && !conn->need_rtu &&
-        am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit && can_post(st, conn)) {
-        int idx = alloc_sbuf(st);
-        char *p = st->sbufs[idx].buf;
-        char *q = p + ibmc_pkt_hdr_len(0);
+    if (am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit && can_post_now(st, conn)) {
         ibmc_send16_fields_t f16;
-        ibmc_pkt_info_t info = {
-            .type = IBMC_PKT_AM,
-            .handler_id = handler_id,
-            .src_vci = src_vci,
-            .dst_vci = dst_vci
-        };
-        if (send16_fields(handler_id, am_hdr, am_hdr_sz, data_sz, &f16)) {
-            info.flags = IBMC_PKT_F_SEND16;
-            info.am_hdr_sz = ibmc_send16_pack(q, &f16);
-        } else {
-            info.am_hdr_sz = (size_t) am_hdr_sz;
-            memcpy(q, am_hdr, am_hdr_sz);
-        }
-        ibmc_pkt_put_hdr(p, &info);
-        q += info.am_hdr_sz;
-        mpi_errno = pack_data(data, count, datatype, 0, q, data_sz);
-        if (mpi_errno) {
-            MPIDI_IBMC_sbuf_release(st, idx);
-            goto fn_fail;
-        }
-        mpi_errno = post_sbuf(st, conn, idx, (size_t) (q - p) + (size_t) data_sz);
+        int compact = send16_fields(handler_id, am_hdr, am_hdr_sz, data_sz, &f16);
+        mpi_errno = post_single(st, conn, handler_id, compact ? &f16 : NULL, am_hdr, am_hdr_sz,
+                                data, count, datatype, data_sz, src_vci, dst_vci);
         MPIR_ERR_CHECK(mpi_errno);
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
@@ -425,4 +463,54 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* MPI_Isend and MPI_Send, and the sends of MPIR's collectives, of a message
+ * that fits one packet: packed into a send buffer and posted here, with no
+ * MPIDIG request behind it.  It is the packet MPIDIG's eager path would send
+ * through MPIDI_IBMC_am_send with the compact header and no request pointer
+ * (a standard-mode send is never acknowledged), so the receiver cannot tell
+ * the two apart; the caller returns MPICH's pre-completed send request, as
+ * ch4:ofi does for its buffered sends.  `*sent` is 0 when the message must
+ * take MPIDIG's path: the path is off, the message does not fit one packet or
+ * is above the rendezvous threshold, the peer is not connected yet, something
+ * is queued ahead of it, or it has to wait for a buffer or a credit. */
+int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                                int rank, int tag, MPIR_Comm * comm, int context_offset,
+                                MPIDI_av_entry_t * addr, int error_bits, int *sent)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint data_sz;
+    ibmc_send16_fields_t f16 = {
+        .src_rank = comm->rank,
+        .tag = tag,
+        .context_id = (uint32_t) (comm->context_id + context_offset),
+        .flags = MPIDIG_AM_SEND_FLAGS_NONE,
+        .error_bits = error_bits
+    };
+
+    *sent = 0;
+    if (!MPIDI_IBMC_global.lightweight || !ibmc_send16_fits(&f16))
+        return MPI_SUCCESS;
+    MPIDI_Datatype_check_size(datatype, count, data_sz);
+    /* above the rendezvous threshold (MPIR_CVAR_IBMC_EAGER_LIMIT) contiguous
+     * data goes zero-copy, which MPIDI_IBMC_am_send decides */
+    if ((MPI_Aint) ibmc_send16_len(0) + data_sz > MPIDI_IBMC_global.eager_limit ||
+        data_sz > MPIDI_IBMC_global.rndv_threshold)
+        return MPI_SUCCESS;
+
+    /* the lock MPIDIG_mpi_isend takes: the fallback API runs on VCI 0 */
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    MPIDI_IBMC_conn_t *conn = &st->conns[MPIDI_IBMC_AV(addr).world_rank];
+    if (can_post_now(st, conn)) {
+        mpi_errno = post_single(st, conn, MPIDIG_SEND, &f16, NULL, 0, buf, count, datatype,
+                                data_sz, 0, 0);
+        if (mpi_errno == MPI_SUCCESS) {
+            *sent = 1;
+            MPIDI_IBMC_pvars.lightweight_sends++;
+        }
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
 }

@@ -21,6 +21,7 @@ typedef struct {
     MPI_Aint eager_limit;       /* largest header + payload sent in one packet */
     MPI_Aint rndv_threshold;    /* larger contiguous data goes by rendezvous (MPIR_CVAR_IBMC_EAGER_LIMIT) */
     int send16;                 /* compact MPIDIG_SEND headers (MPIR_CVAR_IBMC_COMPACT_SEND_HEADER) */
+    int lightweight;            /* requestless one-packet sends (MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND) */
     struct MPIDI_IBMC_state *state;     /* everything else; see ibmc_types.h */
 } MPIDI_IBMC_global_t;
 
@@ -34,5 +35,8 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
                        const void *am_hdr, MPI_Aint am_hdr_sz,
                        const void *data, MPI_Aint count, MPI_Datatype datatype,
                        int src_vci, int dst_vci, MPIR_Request * sreq);
+int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+                                int rank, int tag, MPIR_Comm * comm, int context_offset,
+                                MPIDI_av_entry_t * addr, int error_bits, int *sent);
 
 #endif /* IBMC_IMPL_H_INCLUDED */

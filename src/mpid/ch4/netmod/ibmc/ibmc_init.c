@@ -185,6 +185,23 @@ cvars:
         processes may differ in this setting.  Set it to false only to
         measure what the compact form saves.
 
+    - name        : MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Post a standard-mode send (MPI_Send, MPI_Isend, and the sends of
+        MPICH's collective algorithms) that fits one eager packet, to a
+        connected peer with nothing queued ahead of it, straight from the
+        netmod, and return MPICH's pre-completed request instead of creating
+        an MPIDIG request for it.  The packet is the same one MPIDIG's eager
+        path sends, so processes may differ in this setting.  It needs the
+        compact header: with MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=false it is
+        off.  Set it to false only to measure what it saves.
+
     - name        : MPIR_CVAR_IBMC_STATS
       category    : CH4_IBMC
       type        : boolean
@@ -403,6 +420,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
                                               IBMC_PKT_MAX_AM_HDR);
     MPIDI_IBMC_global.eager_limit = packet_size - ibmc_pkt_hdr_len(0);
     MPIDI_IBMC_global.send16 = MPIR_CVAR_IBMC_COMPACT_SEND_HEADER;
+    MPIDI_IBMC_global.lightweight = MPIR_CVAR_IBMC_COMPACT_SEND_HEADER &&
+        MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND;
     MPIDI_IBMC_global.rndv_threshold = MPIR_CVAR_IBMC_EAGER_LIMIT;
     MPIDI_IBMC_global.state = st;
     MPIDI_IBMC_pvars_register();

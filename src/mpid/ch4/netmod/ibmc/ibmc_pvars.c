@@ -25,6 +25,9 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(compact_send_hdrs,
               "Eager point-to-point messages sent with MPICH's 48-byte send header in its "
               "16-byte form (MPIR_CVAR_IBMC_COMPACT_SEND_HEADER).");
+    IBMC_PVAR(lightweight_sends,
+              "Of those, messages that MPI_Send, MPI_Isend or a collective sent without an MPIDIG "
+              "request, returning MPICH's pre-completed request (MPIR_CVAR_IBMC_LIGHTWEIGHT_SEND).");
     IBMC_PVAR(eager_pkts_recvd, "RC packets this process received that carry an active message.");
     IBMC_PVAR(eager_bytes_recvd,
               "Bytes of the eager packets received, packet headers included.");

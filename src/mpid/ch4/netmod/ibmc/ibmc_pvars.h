@@ -16,6 +16,7 @@ typedef struct {
     unsigned long long eager_pkts_sent; /* packets carrying an active message (first or continuation) */
     unsigned long long eager_bytes_sent;        /* their bytes, headers included */
     unsigned long long compact_send_hdrs;       /* of them, MPIDIG_SEND headers sent compacted */
+    unsigned long long lightweight_sends;       /* of those, sent without an MPIDIG request */
     unsigned long long eager_pkts_recvd;
     unsigned long long eager_bytes_recvd;
     unsigned long long ctrl_pkts_sent;  /* handshake, rendezvous request/finish and credit packets */

@@ -10,8 +10,14 @@
  * point-to-point, RMA and partitioned communication on top of them, and the
  * collectives go to MPIR; ibmc's own collective algorithms are MPIR algorithms
  * selected by CVAR.  The fallback also supplies the RMA completion hooks:
- * MPIDIG tracks RMA completion itself. */
-#include "netmod_am_fallback.h"
+ * MPIDIG tracks RMA completion itself.  The send API is ibmc's own
+ * (ibmc_send.h): MPIDIG's, with a shortcut for one-packet sends. */
+#include "ibmc_send.h"
+#include "netmod_am_fallback_recv.h"
+#include "netmod_am_fallback_probe.h"
+#include "netmod_am_fallback_rma.h"
+#include "netmod_am_fallback_coll.h"
+#include "netmod_am_fallback_part.h"
 
 #include "ibmc_am.h"
 #include "ibmc_progress.h"
