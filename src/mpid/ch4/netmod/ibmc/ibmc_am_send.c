@@ -148,7 +148,7 @@ static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MP
      * typerep engine, which knows how to read it */
     MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, true_lb);
     MPL_pointer_attr_t attr;
-    mpi_errno = MPIR_GPU_query_pointer_attr(data, &attr);
+    mpi_errno = MPIR_GPU_query_pointer_attr((const char *) data + true_lb, &attr);
     MPIR_ERR_CHECK(mpi_errno);
     if (dt_contig && attr.type != MPL_GPU_POINTER_DEV) {
         MPIR_Assert(offset + len <= data_sz);
@@ -467,11 +467,14 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
 
 /* MPI_Isend and MPI_Send, and the sends of MPIR's collectives, of a message
  * that fits one packet: packed into a send buffer and posted here, with no
- * MPIDIG request behind it.  It is the packet MPIDIG's eager path would send
- * through MPIDI_IBMC_am_send with the compact header and no request pointer
- * (a standard-mode send is never acknowledged), so the receiver cannot tell
- * the two apart; the caller returns MPICH's pre-completed send request, as
- * ch4:ofi does for its buffered sends.  `*sent` is 0 when the message must
+ * MPIDIG request behind it.  It is the compact one-packet form MPIDIG's eager
+ * path sends through MPIDI_IBMC_am_send (no request pointer: a standard-mode
+ * send is never acknowledged), so the receiver handles it the same way.  The
+ * one difference: a message 16-47 bytes short of the one-packet limit goes
+ * here in one packet where MPIDIG, building the 48-byte header first, would
+ * send two; only an MPIR_CVAR_IBMC_PACKET_SIZE set below what the rendezvous
+ * threshold needs reaches that window (the default sizes do not).  The caller returns MPICH's pre-completed send
+ * request, as ch4:ofi does for its lightweight (inject-size) sends.  `*sent` is 0 when the message must
  * take MPIDIG's path: the path is off, the message does not fit one packet or
  * is above the rendezvous threshold, the peer is not connected yet, something
  * is queued ahead of it, or it has to wait for a buffer or a credit. */

@@ -64,12 +64,12 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Bytes of each registered eager buffer, and so the largest packet on an
-        RC queue pair (a 24-byte ibmc header, the CH4 header, data).  Eager
+        RC queue pair (an 8-byte ibmc header, the CH4 header, data).  Eager
         messages that do not fit one packet travel as a train of packets; see
         MPIR_CVAR_IBMC_EAGER_LIMIT for which messages are eager.  0 (the
         default) sizes the buffers so that a point-to-point message of
         MPIR_CVAR_IBMC_EAGER_LIMIT bytes fits one packet with its headers
-        (16512 bytes with the default limit), capped at
+        (16448 bytes with the default limit), capped at
         MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  Otherwise from 1024 to
         MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE; all processes must agree.
 
@@ -197,8 +197,9 @@ cvars:
         MPICH's collective algorithms) that fits one eager packet, to a
         connected peer with nothing queued ahead of it, straight from the
         netmod, and return MPICH's pre-completed request instead of creating
-        an MPIDIG request for it.  The packet is the same one MPIDIG's eager
-        path sends, so processes may differ in this setting.  It needs the
+        an MPIDIG request for it.  The packet has the compact form of
+        MPIDIG's eager path and is received the same way, so processes may
+        differ in this setting.  It needs the
         compact header: with MPIR_CVAR_IBMC_COMPACT_SEND_HEADER=false it is
         off.  Set it to false only to measure what it saves.
 
