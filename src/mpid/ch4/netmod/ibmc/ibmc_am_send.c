@@ -473,10 +473,11 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
  * one difference: a message 16-47 bytes short of the one-packet limit goes
  * here in one packet where MPIDIG, building the 48-byte header first, would
  * send two; only an MPIR_CVAR_IBMC_PACKET_SIZE set below what the rendezvous
- * threshold needs reaches that window (the default sizes do not).  The caller returns MPICH's pre-completed send
- * request, as ch4:ofi does for its lightweight (inject-size) sends.  `*sent` is 0 when the message must
- * take MPIDIG's path: the path is off, the message does not fit one packet or
- * is above the rendezvous threshold, the peer is not connected yet, something
+ * threshold needs reaches that window (the default sizes do not).  The
+ * caller returns MPICH's pre-completed send request, as ch4:ofi does for its
+ * lightweight (inject-size) sends.  `*sent` is 0 when the message must take
+ * MPIDIG's path: the path is off, the message does not fit one packet or is
+ * above the rendezvous threshold, the peer is not connected yet, something
  * is queued ahead of it, or it has to wait for a buffer or a credit. */
 int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype datatype,
                                 int rank, int tag, MPIR_Comm * comm, int context_offset,
