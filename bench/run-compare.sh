@@ -15,6 +15,9 @@
 #                "not available" and why
 #   REPS         repetitions of everything (3); the table shows per-size medians
 #   IBMC_BENCH_TIMEOUT  seconds allowed for one MPI test run (900)
+#   IBMC_BENCH_TESTS    which of "latency bw bibw" to run (all three); perftest
+#                       runs ib_send_lat for latency, ib_write_bw and
+#                       ib_read_bw for bw or bibw
 #   IBMC_BENCH_DEV      RDMA device for perftest (first in /sys/class/infiniband)
 #   IBMC_BENCH_PT_LAT_ITERS, IBMC_BENCH_PT_BW_ITERS  perftest -n (10, 16)
 #   IBMC_BENCH_FI_UNIVERSE_SIZE  FI_UNIVERSE_SIZE for the ofi runs (64; see bench/README.md)
@@ -121,7 +124,11 @@ timeout_s=${IBMC_BENCH_TIMEOUT:-900}
 # kernel work shares the same two CPUs (doc/benchmarks.md, 2026-11-24).
 bind=${IBMC_BENCH_BIND-none}
 [[ $bind == none ]] && bind=
-tests=(latency bw bibw)
+read -ra tests <<<"${IBMC_BENCH_TESTS:-latency bw bibw}"
+((${#tests[@]})) || die "IBMC_BENCH_TESTS is empty"
+for t in "${tests[@]}"; do
+    [[ $t =~ ^(latency|bw|bibw)$ ]] || die "IBMC_BENCH_TESTS takes latency, bw and bibw (got '$t')"
+done
 T0=$(date +%s)
 
 have_rdma || die "no RDMA device in /sys/class/infiniband (the Soft-RoCE setup failed?)"
@@ -152,6 +159,7 @@ done
     # sections, which cost microseconds under emulation (doc/benchmarks.md)
     echo "pclmulqdq: $(grep -qw pclmulqdq /proc/cpuinfo && echo yes || echo no)"
     echo "reps: $REPS"
+    echo "tests: ${tests[*]}"
     echo "binding: ${bind:-none} (MPI: mpiexec -bind-to; perftest: taskset -c 0 / -c 1)"
     echo "ibmc prefix: $IBMC_PREFIX"
     echo "ofi prefix: ${OFI_PREFIX:-<none>}"
@@ -266,9 +274,11 @@ for ((rep = 1; rep <= REPS; rep++)); do
                 grep -q '^[0-9]' "$raw/ofi-$t-rep$rep.out" || ofi_dead="ofi-$t-rep$rep"
         done
     fi
-    run_perftest ib_send_lat "$rep" 1 -a -n "$PT_LAT_ITERS"
-    run_perftest ib_write_bw "$rep" 2 -a -n "$PT_BW_ITERS"
-    run_perftest ib_read_bw "$rep" 3 -a -n "$PT_BW_ITERS"
+    [[ " ${tests[*]} " == *" latency "* ]] && run_perftest ib_send_lat "$rep" 1 -a -n "$PT_LAT_ITERS"
+    if [[ " ${tests[*]} " =~ " "(bw|bibw)" " ]]; then
+        run_perftest ib_write_bw "$rep" 2 -a -n "$PT_BW_ITERS"
+        run_perftest ib_read_bw "$rep" 3 -a -n "$PT_BW_ITERS"
+    fi
 done
 echo "$(( $(date +%s) - T0 ))" >"$raw/fabric-seconds"
 

@@ -149,6 +149,13 @@ def perftest_notes(raw, tool):
     return notes
 
 
+def tests_of(env):
+    """The tests the run made ("tests:" in env.txt; older runs made all)."""
+    m = re.search(r"^tests: (.*)$", env, re.M)
+    wanted = m.group(1).split() if m else TESTS
+    return [t for t in TESTS if t in wanted]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: summarize.py RAW_DIR")
@@ -158,7 +165,7 @@ def main():
     out = []
     out.append(f"# ibmc point-to-point comparison ({os.path.basename(os.path.normpath(raw))})")
     out.append("")
-    for key in ("date", "host", "pclmulqdq", "reps", "binding", "ibmc prefix", "ofi prefix", "device",
+    for key in ("date", "host", "pclmulqdq", "reps", "tests", "binding", "ibmc prefix", "ofi prefix", "device",
                 "perftest"):
         m = re.search(rf"^{re.escape(key)}: (.*)$", env, re.M)
         if m:
@@ -185,7 +192,7 @@ def main():
                    lambda t: {s: v * MIB_TO_MB
                               for s, v in parse_perftest(t, "BW_average[MB/sec]").items()})
 
-    for test in TESTS:
+    for test in tests_of(env):
         ib = collect(raw, f"ibmc-{test}-rep*.out", parse_mpi)
         of = collect(raw, f"ofi-{test}-rep*.out", parse_mpi)
         sizes = sorted(set(ib) | set(of))
