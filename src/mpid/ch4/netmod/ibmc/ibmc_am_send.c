@@ -70,15 +70,14 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
         if (ibmc_credit_take_starved(&conn->cr))
             h->flags |= IBMC_PKT_F_STARVED;
     }
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htobe32((uint32_t) st->my_rank);
-    wr.send_flags = IBV_SEND_SIGNALED;
-    if (len <= st->hca.rc_max_inline)
-        wr.send_flags |= IBV_SEND_INLINE;
+    wr = (struct ibv_send_wr) {
+        .wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, idx),
+        .sg_list = &sge,
+        .num_sge = 1,
+        .opcode = IBV_WR_SEND_WITH_IMM,
+        .imm_data = htobe32((uint32_t) st->my_rank),
+        .send_flags = IBV_SEND_SIGNALED | (len <= st->hca.rc_max_inline ? IBV_SEND_INLINE : 0)
+    };
     st->sbufs[idx].peer = conn->rank;
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc) {
@@ -134,25 +133,38 @@ static int send16_fields(int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
     return ibmc_send16_fits(f);
 }
 
-static int pack_data(const void *data, MPI_Aint count, MPI_Datatype datatype, MPI_Aint offset,
-                     char *dst, MPI_Aint len)
+/* Where a message's data can be copied from with memcpy: contiguous host
+ * memory, the common eager case, which needs none of the typerep engine's
+ * per-call setup.  NULL for data the typerep engine has to read
+ * (non-contiguous, or device memory).  Decided once per message, not per
+ * packet. */
+static int contig_host_data(const void *data, int dt_contig, MPI_Aint true_lb,
+                            const char **src)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint actual = 0, data_sz, true_lb;
-    int dt_contig;
-    MPIR_Datatype *dt_ptr;
+    MPL_pointer_attr_t attr;
+    *src = NULL;
+    if (!dt_contig)
+        return MPI_SUCCESS;
+    mpi_errno = MPIR_GPU_query_pointer_attr((const char *) data + true_lb, &attr);
+    if (mpi_errno == MPI_SUCCESS && attr.type != MPL_GPU_POINTER_DEV)
+        *src = (const char *) data + true_lb;
+    return mpi_errno;
+}
+
+/* Copy `len` bytes of the message's data from `offset` on into a packet:
+ * from `contig` (contig_host_data) if set, else through the typerep engine.
+ * Inline: on the one-packet path the call costs as much as the copy. */
+MPL_STATIC_INLINE_PREFIX int pack_data(const char *contig, const void *data, MPI_Aint count,
+                                       MPI_Datatype datatype, MPI_Aint offset, char *dst,
+                                       MPI_Aint len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint actual = 0;
     if (len == 0)
         return MPI_SUCCESS;
-    /* contiguous host memory: a plain copy, without the typerep engine's
-     * per-call setup (most eager messages); device memory goes through the
-     * typerep engine, which knows how to read it */
-    MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, true_lb);
-    MPL_pointer_attr_t attr;
-    mpi_errno = MPIR_GPU_query_pointer_attr((const char *) data + true_lb, &attr);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (dt_contig && attr.type != MPL_GPU_POINTER_DEV) {
-        MPIR_Assert(offset + len <= data_sz);
-        memcpy(dst, (const char *) data + true_lb + offset, (size_t) len);
+    if (contig) {
+        memcpy(dst, contig + offset, (size_t) len);
         return MPI_SUCCESS;
     }
     mpi_errno = MPIR_Typerep_pack(data, count, datatype, offset, dst, len, &actual);
@@ -202,8 +214,8 @@ static int post_next_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
         p += put_ctrl_hdr(p, IBMC_PKT_AM_CONT);
         ibmc_frag_next(&op->tx, psz - ibmc_pkt_hdr_len(0), &f);
     }
-    mpi_errno = pack_data(op->data, op->count, op->datatype, (MPI_Aint) f.data_off, p,
-                          (MPI_Aint) f.data_len);
+    mpi_errno = pack_data(op->contig, op->data, op->count, op->datatype, (MPI_Aint) f.data_off,
+                          p, (MPI_Aint) f.data_len);
     if (mpi_errno) {
         MPIDI_IBMC_sbuf_release(st, idx);
         goto fn_fail;
@@ -312,6 +324,7 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     op->data = data;
     op->count = count;
     op->datatype = datatype;
+    op->contig = NULL;
     op->handler_id = handler_id;
     op->src_vci = src_vci;
     op->dst_vci = dst_vci;
@@ -327,8 +340,17 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     /* a rendezvous announcement carries no data of its own */
     ibmc_frag_tx_init(&op->tx, (size_t) op->am_hdr_sz,
                       pkt_type == IBMC_PKT_AM ? (size_t) data_sz : 0);
-    if (pkt_type == IBMC_PKT_AM && data_sz > 0)
+    if (pkt_type == IBMC_PKT_AM && data_sz > 0) {
+        int dt_contig;
+        MPI_Aint true_lb;
+        MPIDI_Datatype_check_contig_lb(datatype, dt_contig, true_lb);
+        mpi_errno = contig_host_data(data, dt_contig, true_lb, &op->contig);
+        if (mpi_errno) {
+            MPL_free(op);
+            goto fn_fail;
+        }
         MPIR_Datatype_add_ref_if_not_builtin(datatype);
+    }
 
     if (conn->q_tail)
         conn->q_tail->next = op;
@@ -372,11 +394,18 @@ static int can_post_now(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 
 /* Pack and post a whole message as one packet; the caller checked
  * can_post_now() and that the headers and data fit the eager limit.  With
- * `f16` the header goes in its compact form, otherwise `am_hdr` as is. */
-static int post_single(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
-                       const ibmc_send16_fields_t * f16, const void *am_hdr,
-                       MPI_Aint am_hdr_sz, const void *data, MPI_Aint count,
-                       MPI_Datatype datatype, MPI_Aint data_sz, int src_vci, int dst_vci)
+ * `f16` the header goes in its compact form, otherwise `am_hdr` as is.
+ * `contig` is contig_host_data's answer for the data.  Always inline, even
+ * where MPICH's MPL_STATIC_INLINE_PREFIX is plain `static inline` (its
+ * default, under which GCC kept this out of line for its two callers):
+ * inlined, it is specialised for the lightweight send's constant arguments,
+ * which took a small MPI_Send from 780 to 688 instructions
+ * (bench/msg-cost.sh, doc/benchmarks.md). */
+ATTRIBUTE((always_inline)) static inline
+int post_single(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
+                const ibmc_send16_fields_t * f16, const void *am_hdr, MPI_Aint am_hdr_sz,
+                const char *contig, const void *data, MPI_Aint count, MPI_Datatype datatype,
+                MPI_Aint data_sz, int src_vci, int dst_vci)
 {
     int mpi_errno = MPI_SUCCESS;
     int idx = alloc_sbuf(st);
@@ -397,7 +426,7 @@ static int post_single(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int ha
     }
     ibmc_pkt_put_hdr(p, &info);
     q += info.am_hdr_sz;
-    mpi_errno = pack_data(data, count, datatype, 0, q, data_sz);
+    mpi_errno = pack_data(contig, data, count, datatype, 0, q, data_sz);
     if (mpi_errno) {
         MPIDI_IBMC_sbuf_release(st, idx);
         goto fn_fail;
@@ -445,9 +474,14 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
     /* fast path: a one-packet message with nothing ahead of it */
     if (am_hdr_sz + data_sz <= MPIDI_IBMC_global.eager_limit && can_post_now(st, conn)) {
         ibmc_send16_fields_t f16;
+        const char *contig = NULL;
         int compact = send16_fields(handler_id, am_hdr, am_hdr_sz, data_sz, &f16);
+        if (data_sz > 0) {
+            mpi_errno = contig_host_data(data, dt_contig, true_lb, &contig);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
         mpi_errno = post_single(st, conn, handler_id, compact ? &f16 : NULL, am_hdr, am_hdr_sz,
-                                data, count, datatype, data_sz, src_vci, dst_vci);
+                                contig, data, count, datatype, data_sz, src_vci, dst_vci);
         MPIR_ERR_CHECK(mpi_errno);
         if (sreq)
             MPIDIG_global.origin_cbs[handler_id] (sreq);
@@ -484,7 +518,9 @@ int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype da
                                 MPIDI_av_entry_t * addr, int error_bits, int *sent)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPI_Aint data_sz;
+    MPI_Aint data_sz, true_lb;
+    int dt_contig;
+    const char *contig;
     ibmc_send16_fields_t f16 = {
         .src_rank = comm->rank,
         .tag = tag,
@@ -496,20 +532,23 @@ int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype da
     *sent = 0;
     if (!MPIDI_IBMC_global.lightweight || !ibmc_send16_fits(&f16))
         return MPI_SUCCESS;
-    MPIDI_Datatype_check_size(datatype, count, data_sz);
+    MPIDI_Datatype_check_contig_size_lb(datatype, count, dt_contig, data_sz, true_lb);
     /* above the rendezvous threshold (MPIR_CVAR_IBMC_EAGER_LIMIT) contiguous
      * data goes zero-copy, which MPIDI_IBMC_am_send decides */
     if ((MPI_Aint) ibmc_send16_len(0) + data_sz > MPIDI_IBMC_global.eager_limit ||
         data_sz > MPIDI_IBMC_global.rndv_threshold)
         return MPI_SUCCESS;
+    mpi_errno = contig_host_data(buf, dt_contig, true_lb, &contig);
+    if (mpi_errno)
+        return mpi_errno;
 
     /* the lock MPIDIG_mpi_isend takes: the fallback API runs on VCI 0 */
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
     MPIDI_IBMC_conn_t *conn = &st->conns[MPIDI_IBMC_AV(addr).world_rank];
     if (can_post_now(st, conn)) {
-        mpi_errno = post_single(st, conn, MPIDIG_SEND, &f16, NULL, 0, buf, count, datatype,
-                                data_sz, 0, 0);
+        mpi_errno = post_single(st, conn, MPIDIG_SEND, &f16, NULL, 0, contig, buf, count,
+                                datatype, data_sz, 0, 0);
         if (mpi_errno == MPI_SUCCESS) {
             *sent = 1;
             MPIDI_IBMC_pvars.lightweight_sends++;

@@ -22,18 +22,6 @@ void ibmc_credit_pool_connect(ibmc_credit_pool_t * p, const ibmc_credit_t * c)
     p->promised += c->base + IBMC_CREDIT_SPARE;
 }
 
-void ibmc_credit_consume(ibmc_credit_t * c)
-{
-    c->avail--;
-}
-
-int ibmc_credit_take(ibmc_credit_t * c)
-{
-    int n = c->owed > IBMC_CREDIT_MAX ? IBMC_CREDIT_MAX : c->owed;
-    c->owed -= n;
-    return n;
-}
-
 void ibmc_credit_received(ibmc_credit_t * c, ibmc_credit_pool_t * p, int starved)
 {
     if (c->lend_wait > 0)

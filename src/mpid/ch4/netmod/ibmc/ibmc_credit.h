@@ -80,7 +80,10 @@ static inline int ibmc_credit_can_send(const ibmc_credit_t * c)
     return c->avail > 0;
 }
 
-void ibmc_credit_consume(ibmc_credit_t * c);
+static inline void ibmc_credit_consume(ibmc_credit_t * c)
+{
+    c->avail--;
+}
 
 /* A send had to wait for credits; the next data packet asks for a larger
  * window.  take_starved returns whether to set the flag, and clears it. */
@@ -97,7 +100,12 @@ static inline int ibmc_credit_take_starved(ibmc_credit_t * c)
 }
 
 /* The credits to piggyback on an outgoing packet; they are no longer owed. */
-int ibmc_credit_take(ibmc_credit_t * c);
+static inline int ibmc_credit_take(ibmc_credit_t * c)
+{
+    int n = c->owed > IBMC_CREDIT_MAX ? IBMC_CREDIT_MAX : c->owed;
+    c->owed -= n;
+    return n;
+}
 
 /* Receiving: a packet that consumed a credit arrived (its buffer is being
  * reposted), flagged starved or not; lends or reclaims through the pool. */

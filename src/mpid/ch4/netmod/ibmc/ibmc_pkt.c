@@ -6,29 +6,6 @@
 #include <string.h>
 #include "ibmc_pkt.h"
 
-size_t ibmc_pkt_hdr_len(int has_msg_sz)
-{
-    return sizeof(ibmc_pkt_hdr_t) + (has_msg_sz ? sizeof(ibmc_pkt_msg_sz_t) : 0);
-}
-
-size_t ibmc_pkt_put_hdr(void *buf, const ibmc_pkt_info_t * info)
-{
-    ibmc_pkt_hdr_t h;
-    memset(&h, 0, sizeof(h));
-    h.type = (uint8_t) info->type;
-    h.flags = (uint8_t) ((info->flags & ~IBMC_PKT_F_MSG_SZ) |
-                         (info->has_msg_sz ? IBMC_PKT_F_MSG_SZ : 0));
-    h.handler_id = (uint8_t) info->handler_id;
-    h.vcis = (uint8_t) ((info->src_vci << 4) | (info->dst_vci & 0xf));
-    h.am_hdr_sz = (uint16_t) info->am_hdr_sz;
-    memcpy(buf, &h, sizeof(h));
-    if (info->has_msg_sz) {
-        ibmc_pkt_msg_sz_t ext = {.msg_sz = info->msg_sz };
-        memcpy((char *) buf + sizeof(h), &ext, sizeof(ext));
-    }
-    return ibmc_pkt_hdr_len(info->has_msg_sz);
-}
-
 /* The flags each packet type may carry. */
 static int flags_allowed(int type)
 {
@@ -117,51 +94,4 @@ const char *ibmc_pkt_strerror(int err)
         default:
             return "an unknown packet error";
     }
-}
-
-int ibmc_send16_fits(const ibmc_send16_fields_t * f)
-{
-    return f->flags >= 0 && f->flags < 0x80 && f->error_bits >= 0 && f->error_bits <= 0xff;
-}
-
-size_t ibmc_send16_len(int has_sreq)
-{
-    return sizeof(ibmc_send16_t) + (has_sreq ? sizeof(uint64_t) : 0);
-}
-
-size_t ibmc_send16_pack(void *dst, const ibmc_send16_fields_t * f)
-{
-    ibmc_send16_t w;
-    memset(&w, 0, sizeof(w));
-    w.src_rank = f->src_rank;
-    w.tag = f->tag;
-    w.context_id = f->context_id;
-    w.flags = (uint8_t) f->flags;
-    w.error_bits = (uint8_t) f->error_bits;
-    w.bits = f->has_sreq ? IBMC_SEND16_F_SREQ : 0;
-    memcpy(dst, &w, sizeof(w));
-    if (f->has_sreq)
-        memcpy((char *) dst + sizeof(w), &f->sreq, sizeof(f->sreq));
-    return ibmc_send16_len(f->has_sreq);
-}
-
-size_t ibmc_send16_unpack(const void *src, size_t len, ibmc_send16_fields_t * f)
-{
-    ibmc_send16_t w;
-    if (len < sizeof(w))
-        return 0;
-    memcpy(&w, src, sizeof(w));
-    int has_sreq = (w.bits & IBMC_SEND16_F_SREQ) != 0;
-    if (len < ibmc_send16_len(has_sreq))
-        return 0;
-    memset(f, 0, sizeof(*f));
-    f->src_rank = w.src_rank;
-    f->tag = w.tag;
-    f->context_id = w.context_id;
-    f->flags = w.flags;
-    f->error_bits = w.error_bits;
-    f->has_sreq = has_sreq;
-    if (has_sreq)
-        memcpy(&f->sreq, (const char *) src + sizeof(w), sizeof(f->sreq));
-    return ibmc_send16_len(has_sreq);
 }

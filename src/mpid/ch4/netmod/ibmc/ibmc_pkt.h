@@ -9,13 +9,16 @@
  *
  * Pure logic: no allocation, no MPICH, no verbs.  The MPICH side
  * (ibmc_am_send.c, ibmc_am_recv.c) decides when a header may be compacted
- * and turns the fields back into an MPIDIG_hdr_t. */
+ * and turns the fields back into an MPIDIG_hdr_t.  What every small message
+ * runs on its way out or in is inline in this header, so that it costs no
+ * call on the eager path. */
 
 #ifndef IBMC_PKT_H_INCLUDED
 #define IBMC_PKT_H_INCLUDED
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "ibmc_wire.h"
 
 /* ---- packet header ---- */
@@ -34,13 +37,32 @@ typedef struct {
 } ibmc_pkt_info_t;
 
 /* Bytes of header (with the extension if asked for) before the payload. */
-size_t ibmc_pkt_hdr_len(int has_msg_sz);
+static inline size_t ibmc_pkt_hdr_len(int has_msg_sz)
+{
+    return sizeof(ibmc_pkt_hdr_t) + (has_msg_sz ? sizeof(ibmc_pkt_msg_sz_t) : 0);
+}
 
 /* Write the header into `buf`, which has room for ibmc_pkt_hdr_len() bytes,
  * with no credits (the sender adds them when it posts).  Returns the header
  * length.  The caller keeps handler_id, the VCIs and am_hdr_sz within
  * IBMC_PKT_MAX_*. */
-size_t ibmc_pkt_put_hdr(void *buf, const ibmc_pkt_info_t * info);
+static inline size_t ibmc_pkt_put_hdr(void *buf, const ibmc_pkt_info_t * info)
+{
+    ibmc_pkt_hdr_t h = {
+        .type = (uint8_t) info->type,
+        .flags = (uint8_t) ((info->flags & ~IBMC_PKT_F_MSG_SZ) |
+                            (info->has_msg_sz ? IBMC_PKT_F_MSG_SZ : 0)),
+        .handler_id = (uint8_t) info->handler_id,
+        .vcis = (uint8_t) ((info->src_vci << 4) | (info->dst_vci & 0xf)),
+        .am_hdr_sz = (uint16_t) info->am_hdr_sz
+    };
+    memcpy(buf, &h, sizeof(h));
+    if (info->has_msg_sz) {
+        ibmc_pkt_msg_sz_t ext = {.msg_sz = info->msg_sz };
+        memcpy((char *) buf + sizeof(h), &ext, sizeof(ext));
+    }
+    return ibmc_pkt_hdr_len(info->has_msg_sz);
+}
 
 /* A received packet, checked. */
 typedef struct {
@@ -84,16 +106,56 @@ typedef struct {
 } ibmc_send16_fields_t;
 
 /* Whether the fields have a compact form. */
-int ibmc_send16_fits(const ibmc_send16_fields_t * f);
+static inline int ibmc_send16_fits(const ibmc_send16_fields_t * f)
+{
+    return f->flags >= 0 && f->flags < 0x80 && f->error_bits >= 0 && f->error_bits <= 0xff;
+}
 
 /* Bytes of the compact form: 16, or 24 with the request. */
-size_t ibmc_send16_len(int has_sreq);
+static inline size_t ibmc_send16_len(int has_sreq)
+{
+    return sizeof(ibmc_send16_t) + (has_sreq ? sizeof(uint64_t) : 0);
+}
 
 /* Write the compact form (the caller checked ibmc_send16_fits); returns its length. */
-size_t ibmc_send16_pack(void *dst, const ibmc_send16_fields_t * f);
+static inline size_t ibmc_send16_pack(void *dst, const ibmc_send16_fields_t * f)
+{
+    ibmc_send16_t w = {
+        .src_rank = f->src_rank,
+        .tag = f->tag,
+        .context_id = f->context_id,
+        .flags = (uint8_t) f->flags,
+        .error_bits = (uint8_t) f->error_bits,
+        .bits = f->has_sreq ? IBMC_SEND16_F_SREQ : 0
+    };
+    memcpy(dst, &w, sizeof(w));
+    if (f->has_sreq)
+        memcpy((char *) dst + sizeof(w), &f->sreq, sizeof(f->sreq));
+    return ibmc_send16_len(f->has_sreq);
+}
 
 /* Read a compact header from the first `len` bytes of `src`; returns its
  * length, or 0 if `len` is too short. */
-size_t ibmc_send16_unpack(const void *src, size_t len, ibmc_send16_fields_t * f);
+static inline size_t ibmc_send16_unpack(const void *src, size_t len, ibmc_send16_fields_t * f)
+{
+    ibmc_send16_t w;
+    if (len < sizeof(w))
+        return 0;
+    memcpy(&w, src, sizeof(w));
+    int has_sreq = (w.bits & IBMC_SEND16_F_SREQ) != 0;
+    if (len < ibmc_send16_len(has_sreq))
+        return 0;
+    *f = (ibmc_send16_fields_t) {
+        .src_rank = w.src_rank,
+        .tag = w.tag,
+        .context_id = w.context_id,
+        .flags = w.flags,
+        .error_bits = w.error_bits,
+        .has_sreq = has_sreq
+    };
+    if (has_sreq)
+        memcpy(&f->sreq, (const char *) src + sizeof(w), sizeof(f->sreq));
+    return ibmc_send16_len(has_sreq);
+}
 
 #endif /* IBMC_PKT_H_INCLUDED */

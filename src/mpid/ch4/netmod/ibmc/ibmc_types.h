@@ -58,6 +58,7 @@ typedef struct MPIDI_IBMC_sendop {
     const void *data;
     MPI_Aint count;
     MPI_Datatype datatype;
+    const char *contig;         /* contiguous host data to memcpy from, else NULL (typerep) */
     ibmc_frag_tx_t tx;
     int handler_id;
     int src_vci;
