@@ -538,9 +538,12 @@ int MPIDI_IBMC_send_lightweight(const void *buf, MPI_Aint count, MPI_Datatype da
     if ((MPI_Aint) ibmc_send16_len(0) + data_sz > MPIDI_IBMC_global.eager_limit ||
         data_sz > MPIDI_IBMC_global.rndv_threshold)
         return MPI_SUCCESS;
-    mpi_errno = contig_host_data(buf, dt_contig, true_lb, &contig);
-    if (mpi_errno)
-        return mpi_errno;
+    contig = NULL;
+    if (data_sz > 0) {
+        mpi_errno = contig_host_data(buf, dt_contig, true_lb, &contig);
+        if (mpi_errno)
+            return mpi_errno;
+    }
 
     /* the lock MPIDIG_mpi_isend takes: the fallback API runs on VCI 0 */
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
