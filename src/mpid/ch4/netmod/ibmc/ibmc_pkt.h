@@ -9,9 +9,10 @@
  *
  * Pure logic: no allocation, no MPICH, no verbs.  The MPICH side
  * (ibmc_am_send.c, ibmc_am_recv.c) decides when a header may be compacted
- * and turns the fields back into an MPIDIG_hdr_t.  What every small message
- * runs on its way out or in is inline in this header, so that it costs no
- * call on the eager path. */
+ * and turns the fields back into an MPIDIG_hdr_t.  The header writers and
+ * the compact header's pack and unpack are inline here, so that a small
+ * message pays no call for them; parsing a received packet is in
+ * ibmc_pkt.c. */
 
 #ifndef IBMC_PKT_H_INCLUDED
 #define IBMC_PKT_H_INCLUDED
