@@ -143,7 +143,7 @@ int main(void)
         pkt[1] = (char) 0x80;
         TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 24, &v), IBMC_PKT_ERR_FLAGS);
         pkt[1] = 0;
-        unsigned char bad_types[] = { 0, 7, 255 };
+        unsigned char bad_types[] = { 0, IBMC_PKT_MCAST + 1, 255 };
         for (size_t i = 0; i < sizeof(bad_types); i++) {
             pkt[0] = (char) bad_types[i];
             TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 24, &v), IBMC_PKT_ERR_TYPE);

@@ -17,7 +17,13 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_credit.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pvars.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_send.h
+                      src/mpid/ch4/netmod/ibmc/ibmc_send.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_coll.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_wire.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
@@ -37,7 +43,11 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_pvars.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mem.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_progress.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_hooks.c
+                      src/mpid/ch4/netmod/ibmc/ibmc_hooks.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.c
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt
 

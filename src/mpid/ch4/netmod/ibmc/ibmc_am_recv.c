@@ -10,6 +10,7 @@
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
+#include "ibmc_mcast.h"
 
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
 {
@@ -246,6 +247,11 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
 
         case IBMC_PKT_RNDV_FIN:
             mpi_errno = MPIDI_IBMC_rndv_fin(st, conn, v.payload, v.plen);
+            MPIR_ERR_CHECK(mpi_errno);
+            break;
+
+        case IBMC_PKT_MCAST:
+            mpi_errno = MPIDI_IBMC_mcast_recv_rc(st, conn->rank, v.payload, v.plen);
             MPIR_ERR_CHECK(mpi_errno);
             break;
 

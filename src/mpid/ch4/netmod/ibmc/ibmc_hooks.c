@@ -3,12 +3,15 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* CH4 hooks that ibmc does not need to act on, and the native entry points
- * that it hands to MPIDIG's active-message implementations. */
+/* CH4 hooks: a freed communicator's multicast channel (ibmc_mcast.c); the
+ * rest ibmc does not need to act on, and the native entry points that it
+ * hands to MPIDIG's active-message implementations. */
 
 #include <mpidimpl.h>
 #include "ibmc_impl.h"
 #include "ibmc_noinline.h"
+#include "ibmc_types.h"
+#include "ibmc_mcast.h"
 
 int MPIDI_IBMC_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
 {
@@ -17,6 +20,8 @@ int MPIDI_IBMC_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
 
 int MPIDI_IBMC_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
 {
+    /* the multicast channel is set up on the first broadcast that wants it */
+    comm->dev.ch4.netmod.ibmc.coll = NULL;
     return MPI_SUCCESS;
 }
 
@@ -27,7 +32,11 @@ int MPIDI_IBMC_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 
 int MPIDI_IBMC_mpi_comm_free_hook(MPIR_Comm * comm)
 {
-    return MPI_SUCCESS;
+    int mpi_errno;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIDI_IBMC_mcast_comm_free(comm);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
 }
 
 /* ---- dynamic processes: not supported (no way to name a process outside the job) ---- */

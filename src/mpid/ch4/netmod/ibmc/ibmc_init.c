@@ -6,8 +6,10 @@
 #include <mpidimpl.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <arpa/inet.h>
 #include "ibmc_types.h"
+#include "ibmc_mcast.h"
 #include "mpidu_bc.h"
 
 /*
@@ -355,6 +357,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = check_range("MPIR_CVAR_IBMC_GID_INDEX", MPIR_CVAR_IBMC_GID_INDEX, -1, 65535);
     MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_IBMC_mcast_check_cvars();
+    MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_global.n_vcis > 1) {
         MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
                              "MPIR_CVAR_CH4_NUM_VCIS", MPIDI_global.n_vcis,
@@ -450,7 +454,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
 
 static uint64_t card_hash(const ibmc_card_t * c)
 {
-    /* FNV-1a: the job key only has to tell jobs apart */
+    /* FNV-1a over a card with a random nonce: the key tells jobs apart, and
+     * without the nonce nobody can compute it */
     uint64_t h = 1469598103934665603ull;
     const unsigned char *p = (const unsigned char *) c;
     for (size_t i = 0; i < sizeof(*c); i++) {
@@ -488,6 +493,10 @@ int MPIDI_IBMC_init_world(void)
     MPIR_FUNC_ENTER;
 
     ibmc_verbs_fill_card(&st->hca, &card);
+    /* The job key is a hash of rank 0's card (below); its random nonce
+     * keeps another job, or a process on the fabric, from computing it. */
+    if (getrandom(&card.nonce, sizeof(card.nonce), 0) != (ssize_t) sizeof(card.nonce))
+        card.nonce = (uint64_t) (MPIDI_IBMC_now() * 1e9) ^ (uint64_t) getpid();
     /* fixed-size cards: the table holds them back to back, by world rank */
     mpi_errno = MPIDU_bc_table_create(st->my_rank, st->world_size, MPIR_Process.node_map, &card,
                                       (int) sizeof(card), TRUE, 0, &table, NULL);
@@ -551,6 +560,9 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
     MPIR_FUNC_ENTER;
     if (!st)
         goto fn_exit;
+
+    /* The multicast channel first: it may still have to answer NAKs. */
+    MPIDI_IBMC_mcast_finalize(st);
 
     /* Everything we sent must have reached its peer before the QPs go away;
      * the PMI barrier then guarantees nobody still sends to us. */

@@ -18,6 +18,7 @@ static int flags_allowed(int type)
         case IBMC_PKT_RTU:
         case IBMC_PKT_RNDV_FIN:
         case IBMC_PKT_CREDIT:
+        case IBMC_PKT_MCAST:
             return IBMC_PKT_F_STARVED;
         default:
             return -1;

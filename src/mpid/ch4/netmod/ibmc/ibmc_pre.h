@@ -29,8 +29,8 @@ typedef struct {
     int dummy;
 } MPIDI_IBMC_request_t;
 
-/* Reserved for the collective channels (UD multicast group, node-shared
- * registered segment) that later hang off a communicator. */
+/* The communicator's multicast channel (MPIDI_IBMC_mcast_chan_t, ibmc_mcast.h),
+ * NULL until its first multicast broadcast. */
 typedef struct {
     void *coll;
 } MPIDI_IBMC_comm_t;

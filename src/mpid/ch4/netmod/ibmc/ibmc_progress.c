@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <sched.h>
 #include "ibmc_types.h"
+#include "ibmc_mcast.h"
 
 #define IBMC_POLL_BATCH 16
 
@@ -108,6 +109,11 @@ int MPIDI_IBMC_progress_poll(int vci, int blocking)
 
     if (st->busy_head) {
         mpi_errno = MPIDI_IBMC_conn_service_busy(st);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    if (st->mcast) {
+        mpi_errno = MPIDI_IBMC_mcast_poll(st);
         MPIR_ERR_CHECK(mpi_errno);
     }
 

@@ -55,4 +55,30 @@ void MPIDI_IBMC_pvars_register(void)
               "credits: MPIR_CVAR_IBMC_EAGER_CREDITS more, up to "
               "MPIR_CVAR_IBMC_EAGER_CREDITS_MAX, lent from receive buffers no peer was "
               "promised.");
+    IBMC_PVAR(mcast_bcasts,
+              "Broadcasts on which this process used the hardware-multicast channel "
+              "(MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast), as root or receiver.");
+    IBMC_PVAR(mcast_pkts_sent,
+              "Multicast sends this process posted: one per fragment of each broadcast it was "
+              "the root of, whatever the number of receivers.");
+    IBMC_PVAR(mcast_bytes_sent, "Bytes of those multicast packets, headers included.");
+    IBMC_PVAR(mcast_pkts_recvd, "Multicast packets this process received.");
+    IBMC_PVAR(mcast_acks_sent, "Multicast acknowledgements this process sent over RC.");
+    IBMC_PVAR(mcast_naks_sent,
+              "Multicast NAKs this process sent over RC: requests for lost packets (each "
+              "names a range of them).");
+    IBMC_PVAR(mcast_retransmits,
+              "Multicast packets this process sent again over RC in answer to NAKs.");
+    IBMC_PVAR(mcast_duplicates,
+              "Multicast packets dropped because they were already delivered or held.");
+    IBMC_PVAR(mcast_dropped,
+              "Multicast packets dropped unread: another job's or communicator's, an earlier "
+              "use of the group, malformed, not from the message's root, or beyond the "
+              "window.");
+    IBMC_PVAR(mcast_faults,
+              "Multicast packets the fault injector dropped (MPIR_CVAR_IBMC_MCAST_FAULTS).");
+    IBMC_PVAR(mcast_fallbacks,
+              "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
+              "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");
+    IBMC_PVAR(mcast_groups, "Multicast groups this process is a member of now.");
 }

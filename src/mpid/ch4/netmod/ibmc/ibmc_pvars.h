@@ -28,6 +28,19 @@ typedef struct {
     unsigned long long rc_connections;  /* RC queue pairs created (on first use of a peer) */
     unsigned long long credit_stalls;   /* sends that waited for a peer's eager credits */
     unsigned long long credit_lends;    /* eager windows this process grew for streaming peers */
+    /* the multicast channel (ibmc_mcast.c) */
+    unsigned long long mcast_bcasts;    /* broadcasts that went over multicast, as root or not */
+    unsigned long long mcast_pkts_sent; /* multicast sends posted (one per fragment) */
+    unsigned long long mcast_bytes_sent;
+    unsigned long long mcast_pkts_recvd;        /* multicast packets received */
+    unsigned long long mcast_acks_sent;
+    unsigned long long mcast_naks_sent; /* NAK messages sent (each names a range) */
+    unsigned long long mcast_retransmits;       /* packets sent again over RC for NAKs */
+    unsigned long long mcast_duplicates;        /* packets dropped as already delivered or held */
+    unsigned long long mcast_dropped;   /* foreign, stale, malformed, wrong-source, out-of-window */
+    unsigned long long mcast_faults;    /* packets the fault injector dropped */
+    unsigned long long mcast_fallbacks; /* broadcasts that ran a stock algorithm instead */
+    unsigned long long mcast_groups;    /* multicast groups this process is in now */
 } MPIDI_IBMC_pvars_t;
 
 /* Static storage, not part of the netmod state: MPI_T reads a counter through

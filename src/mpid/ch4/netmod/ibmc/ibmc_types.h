@@ -168,6 +168,8 @@ typedef struct MPIDI_IBMC_state {
     int rcache_on;
     uintptr_t heap_lo, heap_hi; /* the brk heap, the memory the cache can track */
     uint64_t reg_uncached;      /* registrations made for one transfer */
+
+    struct MPIDI_IBMC_mcast *mcast;     /* the multicast channel, set up on first use */
 } MPIDI_IBMC_state_t;
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)

@@ -54,19 +54,21 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
     return 0;
 }
 
-int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e)
+/* A UD queue pair on `cq`, brought to RTS with `qkey`. */
+static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
+                        int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
 {
     struct ibv_qp_init_attr init;
     memset(&init, 0, sizeof(init));
-    init.send_cq = hca->cq;
-    init.recv_cq = hca->cq;
+    init.send_cq = cq;
+    init.recv_cq = cq;
     init.qp_type = IBV_QPT_UD;
     init.cap.max_send_wr = sq_depth;
     init.cap.max_recv_wr = rq_depth;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    hca->ud_qp = ibv_create_qp(hca->pd, &init);
-    if (!hca->ud_qp)
+    *qp = ibv_create_qp(hca->pd, &init);
+    if (!*qp)
         return fail(e, "ibv_create_qp(UD)", errno);
 
     struct ibv_qp_attr attr;
@@ -75,25 +77,35 @@ int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_v
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = hca->port;
-    attr.qkey = IBMC_UD_QKEY;
-    rc = ibv_modify_qp(hca->ud_qp, &attr,
-                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    attr.qkey = qkey;
+    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
     if (rc)
         return fail(e, "ibv_modify_qp(UD, INIT)", rc);
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_RTR;
-    rc = ibv_modify_qp(hca->ud_qp, &attr, IBV_QP_STATE);
+    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE);
     if (rc)
         return fail(e, "ibv_modify_qp(UD, RTR)", rc);
 
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_RTS;
     attr.sq_psn = 0;
-    rc = ibv_modify_qp(hca->ud_qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
     if (rc)
         return fail(e, "ibv_modify_qp(UD, RTS)", rc);
     return 0;
+}
+
+int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e)
+{
+    return create_ud_qp(hca, hca->cq, IBMC_UD_QKEY, sq_depth, rq_depth, &hca->ud_qp, e);
+}
+
+int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
+                               int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
+{
+    return create_ud_qp(hca, cq, qkey, sq_depth, rq_depth, qp, e);
 }
 
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

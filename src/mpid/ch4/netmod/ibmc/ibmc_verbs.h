@@ -46,6 +46,11 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
 /* The UD QP, brought to RTS. */
 int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e);
 
+/* The multicast channel's UD QP (ibmc_mcast.c): on its own completion queue,
+ * with the Q_Key of its groups, brought to RTS. */
+int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
+                               int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e);
+
 /* An RC QP attached to the SRQ, in INIT. */
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
                             ibmc_verbs_err_t * e);

@@ -18,7 +18,8 @@ enum {
     IBMC_PKT_RTU = 3,           /* "ready to use": ends the connection handshake */
     IBMC_PKT_RNDV = 4,          /* AM header + ibmc_rndv_t: the receiver pulls the data */
     IBMC_PKT_RNDV_FIN = 5,      /* ibmc_rndv_fin_t: the pull is done, the sender's buffer is free */
-    IBMC_PKT_CREDIT = 6         /* only gives credits back (ibmc_credit.h); needs none itself */
+    IBMC_PKT_CREDIT = 6,        /* only gives credits back (ibmc_credit.h); needs none itself */
+    IBMC_PKT_MCAST = 7          /* the multicast channel's ACK, NAK or retransmission (ibmc_mcast.h) */
 };
 
 /* Header flags. */
@@ -121,6 +122,8 @@ typedef struct {
     uint8_t active_mtu;         /* enum ibv_mtu */
     uint8_t reserved[3];
     uint32_t ud_qpn;            /* where connection requests go */
+    uint32_t reserved2;
+    uint64_t nonce;             /* random (getrandom): rank 0's makes the job key unguessable */
 } ibmc_card_t;
 
 #endif /* IBMC_WIRE_H_INCLUDED */

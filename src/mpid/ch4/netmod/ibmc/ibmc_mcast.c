@@ -1,0 +1,1165 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The hardware-multicast channel: verbs and rdma_cm around the protocol of
+ * ibmc_mcast_rx.c and ibmc_mcast_tx.c (see those for the design and the
+ * seed sections it follows).
+ *
+ * One multicast UD queue pair per process, with its own completion queue
+ * and receive pool, so that the RC path's completion queue never sees
+ * multicast traffic.  One group per communicator, joined with
+ * rdma_join_multicast on the device and port the netmod already uses (the
+ * subnet manager on InfiniBand, an IP multicast join on RoCE), lazily on the
+ * communicator's first multicast broadcast.  Members then exchange their
+ * queue pair numbers and whether the join worked, so they all use the group
+ * or all fall back.  ACKs, NAKs and retransmissions travel as IBMC_PKT_MCAST
+ * packets on the RC connections.
+ *
+ * Everything here runs under the VCI 0 lock, like the rest of the netmod. */
+
+#include <mpidimpl.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include "ibmc_types.h"
+#include "ibmc_mcast.h"
+#include "ibmc_coll.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_MCAST
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The hardware-multicast channel that the ibmc_mcast broadcast algorithm
+        (MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast) uses.  false turns it off
+        entirely: no group is joined and the algorithm runs MPICH's binomial
+        tree, counting each broadcast in the ibmc_mcast_fallbacks pvar.  All
+        processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_WINDOW
+      category    : CH4_IBMC
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Packets of a communicator's multicast stream that may be outstanding:
+        sent by a root and not yet acknowledged by every member.  A root keeps
+        that many packets (header and up to one path MTU of data each) in a
+        registered ring to answer NAKs, and every member keeps as many slots
+        for packets that arrive before their broadcast is entered.  A power
+        of two from 2 to 32768; all processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_ACK_EVERY
+      category    : CH4_IBMC
+      type        : int
+      default     : 16
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        A member acknowledges the multicast stream once every this many
+        packets, at positions that differ from member to member (the skewed
+        ACK of Liu, Mamidala and Panda), and also whenever a root whose
+        window is half full asks.  0 acknowledges only when asked.  A power
+        of two up to MPIR_CVAR_IBMC_MCAST_WINDOW, or 0.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
+      category    : CH4_IBMC
+      type        : int
+      default     : 256
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Receive buffers (one path MTU each) posted to the multicast queue
+        pair, shared by all communicators.  A packet that finds none is lost
+        and recovered by NAK.  From 16 to the device's max_qp_wr.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 200
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Microseconds a member waits in MPI_Bcast without receiving anything
+        before it asks the root, over RC, for every fragment it still lacks.
+        A gap (a later packet before an earlier one) is asked for at once;
+        this timeout catches the last fragments of a message, which no later
+        packet reveals.  It doubles on each further silence, up to 100 ms.
+        From 1 to 10000000.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 10
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Seconds to wait for a multicast group join (rdma_join_multicast) to
+        complete.  A member whose join fails or times out makes every member
+        of the communicator fall back to MPICH's binomial broadcast.  At
+        least 1.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_MAX_BYTES
+      category    : CH4_IBMC
+      type        : int
+      default     : 1048576
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest broadcast, in bytes, that ibmc_mcast sends by multicast;
+        larger ones run MPICH's binomial tree, whose large point-to-point
+        messages go by zero-copy rendezvous.  0 sends every size by
+        multicast.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_FAULTS
+      category    : CH4_IBMC
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        A testing knob: drop, duplicate and reorder received multicast
+        packets before the protocol sees them, for example
+        "drop=0.1,dup=0.05,reorder=0.05,seed=7" (probabilities per packet,
+        deterministic for a seed, different on every rank).  Soft-RoCE loses
+        nothing on its own; this exercises the NAK and retransmission paths.
+        Empty (the default) injects nothing.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define IBMC_MCAST_SQ_DEPTH 32
+#define IBMC_MCAST_POLL 16
+#define IBMC_MCAST_NAK_RANGES 8
+#define IBMC_MCAST_NAK_MAX_US 100000
+#define IBMC_MCAST_RETIRE_SECONDS 10.0
+#define IBMC_MCAST_PROBE_BYTES 8
+
+#define MCAST_CHAN(comm) ((MPIDI_IBMC_mcast_chan_t *) (comm)->dev.ch4.netmod.ibmc.coll)
+
+static int cvar_error(const char *name, int value, const char *why)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s", name, value,
+                                why);
+}
+
+static int is_pow2(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+int MPIDI_IBMC_mcast_check_cvars(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int w = MPIR_CVAR_IBMC_MCAST_WINDOW, m = MPIR_CVAR_IBMC_MCAST_ACK_EVERY;
+    if (!is_pow2(w) || w < 2 || w > IBMC_MCAST_WINDOW_MAX)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_WINDOW", w,
+                          "it must be a power of two from 2 to 32768");
+    if (m != 0 && (!is_pow2(m) || m > w))
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_ACK_EVERY", m,
+                          "it must be 0 or a power of two up to MPIR_CVAR_IBMC_MCAST_WINDOW");
+    if (MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS < 16)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS", MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS,
+                          "it must be at least 16");
+    if (MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT < 1 || MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT > 10000000)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT", MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT,
+                          "it must be between 1 and 10000000");
+    if (MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT < 1)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT,
+                          "it must be at least 1");
+    if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES < 0)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_MAX_BYTES", MPIR_CVAR_IBMC_MCAST_MAX_BYTES,
+                          "it must be 0 or more");
+    ibmc_mcast_faults_spec_t spec;
+    char why[160];
+    if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
+        mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_OTHER, "**ibmc_cvar_str",
+                                         "**ibmc_cvar_str %s %s %s",
+                                         "MPIR_CVAR_IBMC_MCAST_FAULTS",
+                                         MPIR_CVAR_IBMC_MCAST_FAULTS, why);
+    }
+    return mpi_errno;
+}
+
+/* ---- the engine: one multicast QP per process ---- */
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+    return 128u << (m < IBV_MTU_256 ? 0 : m);
+}
+
+static int post_recv(MPIDI_IBMC_mcast_t * mc, int idx)
+{
+    struct ibv_sge sge = {
+        .addr = (uintptr_t) (mc->rbufs + (size_t) idx * mc->rbuf_sz),
+        .length = (uint32_t) mc->rbuf_sz,
+        .lkey = mc->rmr->lkey
+    };
+    struct ibv_recv_wr wr = {.wr_id = (uint64_t) idx,.sg_list = &sge,.num_sge = 1 }, *bad;
+    return ibv_post_recv(mc->qp, &wr, &bad);
+}
+
+/* The IPv4 address rdma_cm binds to: the one the RoCE GID in use maps, or,
+ * on InfiniBand, an IPoIB address of the device's port. */
+static int local_ipv4(MPIDI_IBMC_state_t * st, struct sockaddr_in *sin, char *why, size_t len)
+{
+    const uint8_t *g = st->hca.gid.raw;
+    static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    if (!memcmp(g, v4mapped, sizeof(v4mapped))) {
+        memcpy(&sin->sin_addr, g + 12, 4);
+        return 0;
+    }
+    snprintf(why, len, "GID %d of %s port %d maps no IPv4 address for rdma_cm (multicast needs "
+             "a RoCE v2 IPv4 GID, see MPIR_CVAR_IBMC_GID_INDEX, or IPoIB)", st->hca.gid_index,
+             st->hca_name, st->hca.port);
+    return -1;
+}
+
+static void engine_fail(MPIDI_IBMC_mcast_t * mc, const char *call, int err)
+{
+    char ebuf[96];
+    mc->state = -1;
+    snprintf(mc->why, sizeof(mc->why), "%s failed: %s", call,
+             MPIR_Strerror(err ? err : EIO, ebuf, sizeof(ebuf)));
+}
+
+/* Sets mc->state to 1, or to -1 with mc->why. */
+static void engine_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
+{
+    struct sockaddr_in sin;
+    ibmc_verbs_err_t e;
+    char why[160];
+
+    mc->state = -1;
+    ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &mc->fault_spec, why, sizeof(why));
+    ibmc_mcast_faults_init(&mc->faults, &mc->fault_spec, (uint64_t) st->my_rank + 1);
+    if (local_ipv4(st, &sin, mc->why, sizeof(mc->why)))
+        return;
+    mc->evch = rdma_create_event_channel();
+    if (!mc->evch)
+        return engine_fail(mc, "rdma_create_event_channel", errno);
+    int fl = fcntl(mc->evch->fd, F_GETFL);
+    if (fl < 0 || fcntl(mc->evch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return engine_fail(mc, "fcntl(O_NONBLOCK) on the rdma_cm event channel", errno);
+    if (rdma_create_id(mc->evch, &mc->id, mc, RDMA_PS_UDP))
+        return engine_fail(mc, "rdma_create_id", errno);
+    if (rdma_bind_addr(mc->id, (struct sockaddr *) &sin)) {
+        char a[INET_ADDRSTRLEN];
+        snprintf(why, sizeof(why), "rdma_bind_addr(%s)",
+                 inet_ntop(AF_INET, &sin.sin_addr, a, sizeof(a)));
+        return engine_fail(mc, why, errno);
+    }
+    if (!mc->id->verbs ||
+        strcmp(ibv_get_device_name(mc->id->verbs->device), ibv_get_device_name(st->hca.ctx->device))) {
+        snprintf(mc->why, sizeof(mc->why), "rdma_cm bound the port's address to device %s, "
+                 "not %s", mc->id->verbs ? ibv_get_device_name(mc->id->verbs->device) : "(none)",
+                 st->hca_name);
+        return;
+    }
+
+    mc->mtu = mtu_bytes(st->hca.active_mtu);
+    mc->payload_max = mc->mtu - (uint32_t) sizeof(ibmc_mcast_hdr_t);
+    if (MPIDI_IBMC_global.eager_limit < (MPI_Aint) (sizeof(ibmc_mcast_rc_t) + mc->mtu)) {
+        snprintf(mc->why, sizeof(mc->why), "an RC packet (MPIR_CVAR_IBMC_PACKET_SIZE) cannot "
+                 "carry a retransmitted %u-byte multicast packet", mc->mtu);
+        return;
+    }
+    mc->rbuf_sz = IBMC_GRH_BYTES + mc->mtu;
+    mc->n_rbufs = MPL_MIN(MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS, st->hca.dev_attr.max_qp_wr);
+    mc->sq_depth = IBMC_MCAST_SQ_DEPTH;
+    mc->cq = ibv_create_cq(st->hca.ctx, mc->n_rbufs + mc->sq_depth + 16, NULL, NULL, 0);
+    if (!mc->cq)
+        return engine_fail(mc, "ibv_create_cq(multicast)", errno);
+    if (ibmc_verbs_create_mcast_qp(&st->hca, mc->cq, RDMA_UDP_QKEY, mc->sq_depth, mc->n_rbufs,
+                                   &mc->qp, &e))
+        return engine_fail(mc, e.call, e.err);
+    size_t sz = mc->rbuf_sz * (size_t) mc->n_rbufs;
+    mc->rbufs = MPL_aligned_alloc(4096, sz, MPL_MEM_BUFFER);
+    if (!mc->rbufs)
+        return engine_fail(mc, "allocating multicast receive buffers", ENOMEM);
+    mc->rmeta = MPL_calloc(mc->n_rbufs, sizeof(*mc->rmeta), MPL_MEM_OTHER);
+    if (!mc->rmeta)
+        return engine_fail(mc, "allocating multicast receive buffers", ENOMEM);
+    mc->rmr = ibv_reg_mr(st->hca.pd, mc->rbufs, sz, IBV_ACCESS_LOCAL_WRITE);
+    if (!mc->rmr)
+        return engine_fail(mc, "ibv_reg_mr(multicast receive buffers)", errno);
+    for (int i = 0; i < mc->n_rbufs; i++) {
+        int rc = post_recv(mc, i);
+        if (rc)
+            return engine_fail(mc, "ibv_post_recv(multicast)", rc);
+    }
+    mc->state = 1;
+}
+
+static MPIDI_IBMC_mcast_t *engine(MPIDI_IBMC_state_t * st)
+{
+    if (!st->mcast) {
+        st->mcast = MPL_calloc(1, sizeof(MPIDI_IBMC_mcast_t), MPL_MEM_OTHER);
+        if (!st->mcast)
+            return NULL;
+        engine_init(st, st->mcast);
+    }
+    return st->mcast;
+}
+
+/* ---- channels ---- */
+
+static MPIDI_IBMC_mcast_chan_t *find_chan(MPIDI_IBMC_mcast_t * mc, uint32_t context_id,
+                                          uint32_t epoch)
+{
+    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
+        if (c->context_id == context_id && c->epoch == epoch &&
+            (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING))
+            return c;
+    return NULL;
+}
+
+/* The communicator rank of world rank w, or -1. */
+static int rank_of_world(const MPIDI_IBMC_mcast_chan_t * c, int w)
+{
+    for (int r = 0; r < c->size; r++)
+        if (c->world[r] == w)
+            return r;
+    return -1;
+}
+
+static int rank_of_qpn(const MPIDI_IBMC_mcast_chan_t * c, uint32_t qpn)
+{
+    for (int r = 0; r < c->size; r++)
+        if (c->qpn[r] == qpn)
+            return r;
+    return -1;
+}
+
+static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int kind,
+                   uint32_t a, uint32_t b, const void *pkt, size_t len)
+{
+    char buf[sizeof(ibmc_mcast_rc_t) + 4096 + sizeof(ibmc_mcast_hdr_t)];
+    ibmc_mcast_rc_t h = {.kind = (uint8_t) kind,.context_id = c->context_id,.epoch = c->epoch,
+        .a = a,.b = b
+    };
+    MPIR_Assert(len <= sizeof(buf) - sizeof(h));
+    memcpy(buf, &h, sizeof(h));
+    if (len)
+        memcpy(buf + sizeof(h), pkt, len);
+    return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
+                                (MPI_Aint) (sizeof(h) + len), 0, 0, 0);
+}
+
+/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
+static int after_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_mcast_range_t r[IBMC_MCAST_NAK_RANGES];
+    if (c->rx.posted) {
+        int n = ibmc_mcast_rx_missing(&c->rx, 0, r, IBMC_MCAST_NAK_RANGES);
+        for (int i = 0; i < n; i++) {
+            mpi_errno = send_rc(st, c, c->rx.root, IBMC_MCAST_RC_NAK, r[i].first, r[i].count,
+                                NULL, 0);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_IBMC_pvars.mcast_naks_sent++;
+        }
+        /* the answer takes a round trip: the NAK timeout starts again */
+        if (n)
+            c->nak_sent_at = MPIDI_IBMC_now();
+    }
+    if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
+        int to = c->rx.ack_root;
+        mpi_errno = send_rc(st, c, to, IBMC_MCAST_RC_ACK, ibmc_mcast_rx_ack_take(&c->rx), 0,
+                            NULL, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_IBMC_pvars.mcast_acks_sent++;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+static int deliver(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, const void *pkt,
+                   size_t len, int src, int via_rc)
+{
+    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
+    if (via_rc) {
+        /* The NAK timeout learns from its answers: a retransmission that
+         * finds the packet already there came from a NAK sent too early
+         * (multicast was merely slow), one that fills a gap was needed. */
+        double floor = MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6;
+        if (v == IBMC_MCAST_RX_DUPLICATE)
+            c->nak_timeout = MPL_MIN(2 * c->nak_timeout, IBMC_MCAST_NAK_MAX_US * 1e-6);
+        else if (v == IBMC_MCAST_RX_DELIVERED)
+            c->nak_timeout = MPL_MAX(floor, 0.75 * c->nak_timeout);
+    }
+    switch (v) {
+        case IBMC_MCAST_RX_DELIVERED:
+        case IBMC_MCAST_RX_HELD:
+            break;
+        case IBMC_MCAST_RX_DUPLICATE:
+            MPIDI_IBMC_pvars.mcast_duplicates++;
+            break;
+        case IBMC_MCAST_RX_MISMATCH:
+            c->mismatch = 1;
+            break;
+        default:
+            MPIDI_IBMC_pvars.mcast_dropped++;
+            break;
+    }
+    return after_packet(st, c);
+}
+
+/* A multicast receive buffer: find its channel and sender, then deliver. */
+static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int idx, uint32_t len,
+                        uint32_t src_qp, const union ibv_gid *sgid)
+{
+    const char *buf = mc->rbufs + (size_t) idx * mc->rbuf_sz;
+    ibmc_mcast_hdr_t h;
+    if (len < IBMC_GRH_BYTES + sizeof(h)) {
+        MPIDI_IBMC_pvars.mcast_dropped++;
+        return MPI_SUCCESS;
+    }
+    memcpy(&h, buf + IBMC_GRH_BYTES, sizeof(h));
+    MPIDI_IBMC_mcast_chan_t *c = find_chan(mc, h.context_id, h.epoch);
+    if (!c || c->state != IBMC_MCAST_CHAN_READY) {
+        MPIDI_IBMC_pvars.mcast_dropped++;
+        return MPI_SUCCESS;
+    }
+    /* the source is the completion's queue pair and GID, never the header */
+    int src = rank_of_qpn(c, src_qp);
+    if (src >= 0 && sgid && memcmp(sgid->raw, st->cards[c->world[src]].gid, 16))
+        src = -1;
+    return deliver(st, c, buf + IBMC_GRH_BYTES, len - IBMC_GRH_BYTES, src, 0);
+}
+
+/* The sender's GID from the 40 bytes in front of a UD payload: a GRH
+ * (InfiniBand, RoCE v1) or, for RoCE v2 over IPv4, 20 unused bytes and the
+ * IPv4 header, whose source address maps to a GID. */
+static int grh_source(const char *b, union ibv_gid *gid)
+{
+    const unsigned char *u = (const unsigned char *) b;
+    if ((u[20] >> 4) == 4 && (u[20] & 0xf) == 5) {
+        memset(gid, 0, sizeof(*gid));
+        gid->raw[10] = gid->raw[11] = 0xff;
+        memcpy(gid->raw + 12, u + 20 + 12, 4);
+        return 0;
+    }
+    if ((u[0] >> 4) == 6) {
+        memcpy(gid->raw, u + 8, 16);
+        return 0;
+    }
+    return -1;
+}
+
+/* One multicast receive completion through the fault injector. */
+static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                           const struct ibv_wc *wc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int idx = (int) wc->wr_id;
+    union ibv_gid sgid;
+    const union ibv_gid *pgid = NULL;
+    if (wc->status == IBV_WC_SUCCESS && (wc->wc_flags & IBV_WC_GRH) &&
+        !grh_source(mc->rbufs + (size_t) idx * mc->rbuf_sz, &sgid))
+        pgid = &sgid;
+    /* a failed receive, or this process's own packet looped back (its QP
+     * number on its own GID: other hosts reuse QP numbers) */
+    if (wc->status != IBV_WC_SUCCESS || (wc->src_qp == mc->qp->qp_num &&
+                                         (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16)))) {
+        return post_recv(mc, idx) ? MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO) :
+            MPI_SUCCESS;
+    }
+    MPIDI_IBMC_pvars.mcast_pkts_recvd++;
+    /* the fault injector may hold a buffer back: keep what its completion said */
+    ibmc_mcast_rmeta_t *m = &mc->rmeta[idx];
+    m->len = wc->byte_len;
+    m->src_qp = wc->src_qp;
+    m->has_gid = pgid != NULL;
+    if (pgid)
+        m->sgid = sgid;
+
+    ibmc_mcast_fault_out_t out[3];
+    int n = ibmc_mcast_faults_filter(&mc->faults, (void *) (intptr_t) (idx + 1), out);
+    for (int i = 0; i < n; i++) {
+        int j = (int) (intptr_t) out[i].item - 1;
+        if (out[i].deliver) {
+            const ibmc_mcast_rmeta_t *mj = &mc->rmeta[j];
+            mpi_errno = handle_mcast(st, mc, j, mj->len, mj->src_qp, mj->has_gid ? &mj->sgid : NULL);
+            MPIR_ERR_CHECK(mpi_errno);
+        } else {
+            MPIDI_IBMC_pvars.mcast_faults++;
+        }
+        if (out[i].release && post_recv(mc, j)) {
+            mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO);
+            goto fn_fail;
+        }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                         MPIDI_IBMC_mcast_chan_t * c);
+
+/* rdma_cm events: joins completing or failing.  An event's context is the
+ * channel it was asked for, looked up in the list before it is used. */
+static void drain_cm_events(MPIDI_IBMC_mcast_t * mc)
+{
+    struct rdma_cm_event *ev;
+    while (mc->evch && rdma_get_cm_event(mc->evch, &ev) == 0) {
+        MPIDI_IBMC_mcast_chan_t *c = NULL;
+        for (MPIDI_IBMC_mcast_chan_t * x = mc->chans; x; x = x->next)
+            if (x == ev->param.ud.private_data)
+                c = x;
+        if (c && c->join_state == 0) {
+            if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN) {
+                c->join_state = 1;
+                c->mgid = ev->param.ud.ah_attr.grh.dgid;
+                c->mlid = ev->param.ud.ah_attr.dlid;
+                c->qkey = ev->param.ud.qkey;
+                struct ibv_ah_attr ah = ev->param.ud.ah_attr;
+                c->ah = ibv_create_ah(mc->qp->pd, &ah);
+                if (!c->ah) {
+                    c->join_state = -1;
+                    snprintf(c->why, sizeof(c->why), "ibv_create_ah for the group failed");
+                }
+            } else {
+                c->join_state = -1;
+                snprintf(c->why, sizeof(c->why), "joining multicast group %s: %s (status %d)",
+                         inet_ntoa(c->maddr.sin_addr), rdma_event_str(ev->event), ev->status);
+            }
+            mc->joins_pending--;
+        }
+        rdma_ack_cm_event(ev);
+    }
+}
+
+static int send_completion(MPIDI_IBMC_mcast_t * mc, const struct ibv_wc *wc)
+{
+    mc->sq_inflight--;
+    if (wc->status != IBV_WC_SUCCESS)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                                    "a multicast send", ibv_wc_status_str(wc->status));
+    return MPI_SUCCESS;
+}
+
+int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    struct ibv_wc wc[IBMC_MCAST_POLL];
+    if (!mc || mc->state != 1)
+        return MPI_SUCCESS;
+    if (mc->joins_pending)
+        drain_cm_events(mc);
+    int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
+    if (n < 0)
+        return MPIDI_IBMC_verbs_error("ibv_poll_cq(multicast)", EIO);
+    for (int i = 0; i < n; i++) {
+        if (wc[i].opcode & IBV_WC_RECV)
+            mpi_errno = recv_completion(st, mc, &wc[i]);
+        else
+            mpi_errno = send_completion(mc, &wc[i]);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (n == 0) {
+        /* nothing more came: a packet the injector held back goes now */
+        ibmc_mcast_fault_out_t out[1];
+        if (ibmc_mcast_faults_flush(&mc->faults, out)) {
+            int j = (int) (intptr_t) out[0].item - 1;
+            const ibmc_mcast_rmeta_t *m = &mc->rmeta[j];
+            mpi_errno = handle_mcast(st, mc, j, m->len, m->src_qp, m->has_gid ? &m->sgid : NULL);
+            MPIR_ERR_CHECK(mpi_errno);
+            if (post_recv(mc, j))
+                return MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO);
+        }
+    }
+    /* retired channels go once every member has all their packets */
+    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
+        next = c->next;
+        if (c->state == IBMC_MCAST_CHAN_RETIRING &&
+            (ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 ||
+             MPIDI_IBMC_now() > c->retire_deadline))
+            chan_release(st, mc, c);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *payload, size_t plen)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_mcast_rc_t h;
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    if (plen < sizeof(h) || !mc || mc->state != 1) {
+        MPIDI_IBMC_pvars.mcast_dropped++;
+        return MPI_SUCCESS;
+    }
+    memcpy(&h, payload, sizeof(h));
+    MPIDI_IBMC_mcast_chan_t *c = find_chan(mc, h.context_id, h.epoch);
+    int from = c ? rank_of_world(c, src) : -1;
+    if (from < 0) {
+        /* a freed communicator's, or from a process outside it */
+        MPIDI_IBMC_pvars.mcast_dropped++;
+        return MPI_SUCCESS;
+    }
+    switch (h.kind) {
+        case IBMC_MCAST_RC_ACK:
+            ibmc_mcast_tx_ack(&c->tx, from, h.a);
+            break;
+        case IBMC_MCAST_RC_NAK:{
+                uint32_t count = MPL_MIN(h.b, c->tx.window);
+                for (uint32_t i = 0; i < count; i++) {
+                    const void *pkt;
+                    size_t len;
+                    if (!ibmc_mcast_tx_lookup(&c->tx, h.a + i, &pkt, &len))
+                        continue;
+                    ibmc_mcast_hdr_t ph;
+                    memcpy(&ph, pkt, sizeof(ph));
+                    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
+                    char copy[sizeof(ph) + 4096];
+                    memcpy(copy, &ph, sizeof(ph));
+                    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
+                    mpi_errno = send_rc(st, c, from, IBMC_MCAST_RC_DATA, 0, 0, copy, len);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_IBMC_pvars.mcast_retransmits++;
+                }
+                break;
+            }
+        case IBMC_MCAST_RC_DATA:
+            if (c->state == IBMC_MCAST_CHAN_READY) {
+                mpi_errno = deliver(st, c, payload + sizeof(h), plen - sizeof(h), from, 1);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            break;
+        default:
+            MPIDI_IBMC_pvars.mcast_dropped++;
+            break;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* One turn of a wait inside MPI_Bcast: progress everything, with the
+ * netmod's lock released and, in a build with the global critical section,
+ * that section yielded, so that other threads' operations (another
+ * communicator's broadcast among them) move too. */
+static int wait_turn(void)
+{
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    int mpi_errno = MPID_Progress_test(NULL);
+    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+}
+
+/* ---- setting a communicator up ---- */
+
+static void fallback_note(MPIR_Comm * comm, const char *why)
+{
+    MPIDI_IBMC_pvars.mcast_fallbacks++;
+    if (MPIR_CVAR_IBMC_STATS) {
+        MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+        /* once per communicator is enough to say why */
+        if (comm->rank == 0)
+            printf("ibmc-stats: rank %d ibmc_mcast falls back to binomial on communicator %#x "
+                   "(size %d): %s\n", st ? st->my_rank : -1, (unsigned) comm->context_id,
+                   comm->local_size, why);
+        fflush(stdout);
+    }
+}
+
+void MPIDI_IBMC_mcast_fallback(MPIR_Comm * comm, const char *why)
+{
+    fallback_note(comm, why);
+}
+
+static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
+{
+    if (c->ring_mr)
+        ibv_dereg_mr(c->ring_mr);
+    MPL_free(c->ring);
+    MPL_free(c->acked);
+    MPL_free(c->slots);
+    MPL_free(c->slot_mem);
+    MPL_free(c->world);
+    MPL_free(c->qpn);
+    MPL_free(c->roots);
+    MPL_free(c);
+}
+
+/* Leave the group and free everything; unlinks c from the engine. */
+static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                         MPIDI_IBMC_mcast_chan_t * c)
+{
+    if (MPIR_CVAR_IBMC_STATS && c->state != IBMC_MCAST_CHAN_FAILED) {
+        const uint64_t *n = c->rx.count;
+        printf("ibmc-stats: rank %d mcast context %#x epoch %u size %d: rx delivered %llu held "
+               "%llu duplicate %llu malformed %llu foreign %llu stale %llu out_of_window %llu "
+               "wrong_source %llu mismatch %llu; tx packets %llu acks %llu old_acks %llu "
+               "retransmits %llu early_naks %llu stale_naks %llu bogus_naks %llu\n",
+               st->my_rank, c->context_id, c->epoch, c->size,
+               (unsigned long long) n[IBMC_MCAST_RX_DELIVERED],
+               (unsigned long long) n[IBMC_MCAST_RX_HELD],
+               (unsigned long long) n[IBMC_MCAST_RX_DUPLICATE],
+               (unsigned long long) n[IBMC_MCAST_RX_MALFORMED],
+               (unsigned long long) n[IBMC_MCAST_RX_FOREIGN],
+               (unsigned long long) n[IBMC_MCAST_RX_STALE_EPOCH],
+               (unsigned long long) n[IBMC_MCAST_RX_OUT_OF_WINDOW],
+               (unsigned long long) n[IBMC_MCAST_RX_WRONG_SOURCE],
+               (unsigned long long) n[IBMC_MCAST_RX_MISMATCH],
+               (unsigned long long) c->tx.packets, (unsigned long long) c->tx.acks,
+               (unsigned long long) c->tx.old_acks, (unsigned long long) c->tx.retransmits,
+               (unsigned long long) c->tx.early_naks, (unsigned long long) c->tx.stale_naks,
+               (unsigned long long) c->tx.bogus_naks);
+        fflush(stdout);
+    }
+    for (MPIDI_IBMC_mcast_chan_t ** p = &mc->chans; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    if (c->attached)
+        ibv_detach_mcast(mc->qp, &c->mgid, c->mlid);
+    if (c->ah)
+        ibv_destroy_ah(c->ah);
+    if (c->joined) {
+        if (c->join_state == 0)
+            mc->joins_pending--;
+        rdma_leave_multicast(mc->id, (struct sockaddr *) &c->maddr);
+        if (c->join_state == 1)
+            MPIDI_IBMC_pvars.mcast_groups--;
+    }
+    chan_free_memory(c);
+}
+
+/* A group address for this job's communicator: 239.x.y.z, x.y.z from the
+ * job key, the context id and the epoch.  Two channels that land on one
+ * group still only see each other's packets dropped as foreign. */
+static void group_address(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
+{
+    uint64_t h = st->job_key ^ ((uint64_t) c->context_id << 32) ^ c->epoch;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    memset(&c->maddr, 0, sizeof(c->maddr));
+    c->maddr.sin_family = AF_INET;
+    c->maddr.sin_addr.s_addr = htonl(0xef000000u | (uint32_t) (h & 0xffffff));
+}
+
+/* Join the group locally; returns 0 or -1 with c->why. */
+static int join_local(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                      MPIDI_IBMC_mcast_chan_t * c)
+{
+    group_address(st, c);
+    if (rdma_join_multicast(mc->id, (struct sockaddr *) &c->maddr, c)) {
+        char ebuf[96];
+        snprintf(c->why, sizeof(c->why), "rdma_join_multicast(%s) failed: %s",
+                 inet_ntoa(c->maddr.sin_addr), MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    c->joined = 1;
+    mc->joins_pending++;
+    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT;
+    while (c->join_state == 0) {
+        drain_cm_events(mc);
+        if (c->join_state)
+            break;
+        if (MPIDI_IBMC_now() > deadline) {
+            snprintf(c->why, sizeof(c->why), "joining multicast group %s took more than %d s "
+                     "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", inet_ntoa(c->maddr.sin_addr),
+                     MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+            return -1;
+        }
+        wait_turn();
+    }
+    if (c->join_state < 0)
+        return -1;
+    MPIDI_IBMC_pvars.mcast_groups++;
+    if (c->qkey != RDMA_UDP_QKEY) {
+        snprintf(c->why, sizeof(c->why), "the group's Q_Key is %#x, not rdma_cm's %#x", c->qkey,
+                 RDMA_UDP_QKEY);
+        return -1;
+    }
+    int rc = ibv_attach_mcast(mc->qp, &c->mgid, c->mlid);
+    if (rc) {
+        char ebuf[96];
+        snprintf(c->why, sizeof(c->why), "ibv_attach_mcast failed: %s",
+                 MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    c->attached = 1;
+    return 0;
+}
+
+static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR_Comm * comm)
+{
+    uint32_t w = (uint32_t) MPIR_CVAR_IBMC_MCAST_WINDOW;
+    size_t slot = sizeof(ibmc_mcast_hdr_t) + mc->payload_max;
+    c->size = comm->local_size;
+    c->rank = comm->rank;
+    c->context_id = comm->context_id;
+    c->world = MPL_calloc(c->size, sizeof(int), MPL_MEM_OTHER);
+    c->qpn = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+    c->roots = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+    c->acked = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+    c->slots = MPL_calloc(w, sizeof(*c->slots), MPL_MEM_OTHER);
+    c->slot_mem = MPL_malloc((size_t) w * mc->payload_max, MPL_MEM_BUFFER);
+    c->ring = MPL_aligned_alloc(4096, (size_t) w * slot, MPL_MEM_BUFFER);
+    if (!c->world || !c->qpn || !c->roots || !c->acked || !c->slots || !c->slot_mem || !c->ring)
+        return -1;
+    for (int r = 0; r < c->size; r++)
+        c->world[r] = MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
+    return 0;
+}
+
+/* Collective: set the channel of comm up, or agree that it cannot be. */
+static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcast_chan_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIDI_IBMC_mcast_t *mc = engine(st);
+    MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!c, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    c->next = mc->chans;
+    mc->chans = c;
+    c->state = IBMC_MCAST_CHAN_FAILED;
+    comm->dev.ch4.netmod.ibmc.coll = c;
+    *out = c;
+
+    /* One receiver per node: a communicator inside one node has no use for
+     * the channel, and one whose members share nodes without a hierarchy
+     * would put several receivers on a node.  Every member sees the same
+     * node map, so this needs no agreement. */
+    int node0 = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, 0)).world_rank];
+    int one_node = 1, shared = 0;
+    for (int r = 0; r < comm->local_size && !shared; r++) {
+        int nr = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank];
+        one_node &= nr == node0;
+        for (int q = 0; q < r && !shared; q++)
+            shared = nr == MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, q)).
+                                                 world_rank];
+    }
+    if (one_node || shared) {
+        c->single_node = one_node;
+        snprintf(c->why, sizeof(c->why), "%s", one_node ? "all members are on one node" :
+                 "members share a node and the communicator has no node hierarchy");
+        goto fn_exit;
+    }
+
+    /* what every member contributes: whether it can, its QP, its epoch counter */
+    struct {
+        uint32_t ok, qpn, epoch_seq, reserved;
+    } mine = { 0 }, *all = NULL;
+    if (mc->state != 1) {
+        snprintf(c->why, sizeof(c->why), "%s", mc->why);
+    } else if (chan_alloc(mc, c, comm)) {
+        snprintf(c->why, sizeof(c->why), "out of memory for the multicast window");
+    } else {
+        mine.ok = 1;
+        mine.qpn = mc->qp->qp_num;
+    }
+    mine.epoch_seq = mc->epoch_seq;
+    all = MPL_malloc(sizeof(mine) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
+
+    /* first round: the epoch (every member's counter is past any epoch it has
+     * used, so the largest one is new to all of them) and who can join */
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                                    comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+    uint32_t epoch = 0;
+    int can = 1, who = -1;
+    for (int r = 0; r < comm->local_size; r++) {
+        epoch = MPL_MAX(epoch, all[r].epoch_seq);
+        if (!all[r].ok && can) {
+            can = 0;
+            who = r;
+        }
+    }
+    mc->epoch_seq = epoch + 1;
+    c->epoch = epoch;
+    if (can && join_local(st, mc, c) != 0)
+        mine.ok = 0;
+    else if (!can && mine.ok)
+        snprintf(c->why, sizeof(c->why), "rank %d cannot use multicast", who);
+
+    /* second round: who joined */
+    if (can) {
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                        MPI_BYTE, comm, &errflag);
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        MPIR_ERR_CHECK(mpi_errno);
+        for (int r = 0; r < comm->local_size && can; r++) {
+            if (!all[r].ok) {
+                can = 0;
+                if (mine.ok)
+                    snprintf(c->why, sizeof(c->why), "rank %d could not join the group", r);
+            }
+            c->qpn[r] = all[r].qpn;
+        }
+    }
+    MPL_free(all);
+    if (!can)
+        goto fn_exit;
+
+    ibmc_mcast_id_t id = {.job_key = st->job_key,.context_id = c->context_id,.epoch = c->epoch };
+    uint32_t w = (uint32_t) MPIR_CVAR_IBMC_MCAST_WINDOW;
+    size_t slot = sizeof(ibmc_mcast_hdr_t) + mc->payload_max;
+    c->ring_mr = ibv_reg_mr(st->hca.pd, c->ring, (size_t) w * slot, IBV_ACCESS_LOCAL_WRITE);
+    if (!c->ring_mr) {
+        /* the others have joined: an error, not a silent fallback on one rank */
+        mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr(multicast ring)", errno);
+        goto fn_fail;
+    }
+    ibmc_mcast_rx_init(&c->rx, id, mc->payload_max, w, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY,
+                       (uint32_t) c->rank, c->slots, c->slot_mem);
+    ibmc_mcast_tx_init(&c->tx, id, mc->payload_max, w, c->size, c->rank, c->acked, c->ring);
+    c->nak_timeout = MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6;
+    c->state = IBMC_MCAST_CHAN_READY;
+    /* no root sends before every member takes packets */
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Barrier_impl(comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* ---- the broadcast ---- */
+
+static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                     MPIDI_IBMC_mcast_chan_t * c, int *blocked)
+{
+    const void *pkt;
+    size_t len;
+    *blocked = 0;
+    while (!ibmc_mcast_tx_sent_all(&c->tx)) {
+        /* no more sends in flight than the window: a ring slot is only
+         * rewritten a window later, when its send has completed */
+        if (mc->sq_inflight >= MPL_MIN(mc->sq_depth, (int) c->tx.window) ||
+            !ibmc_mcast_tx_next(&c->tx, &pkt, &len)) {
+            *blocked = 1;
+            return MPI_SUCCESS;
+        }
+        struct ibv_sge sge = {.addr = (uintptr_t) pkt,.length = (uint32_t) len,
+            .lkey = c->ring_mr->lkey
+        };
+        struct ibv_send_wr wr, *bad;
+        memset(&wr, 0, sizeof(wr));
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.ud.ah = c->ah;
+        wr.wr.ud.remote_qpn = 0xffffff;
+        wr.wr.ud.remote_qkey = c->qkey;
+        int rc = ibv_post_send(mc->qp, &wr, &bad);
+        if (rc)
+            return MPIDI_IBMC_verbs_error("ibv_post_send(multicast)", rc);
+        mc->sq_inflight++;
+        MPIDI_IBMC_pvars.mcast_pkts_sent++;
+        MPIDI_IBMC_pvars.mcast_bytes_sent += len;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    *used = 0;
+
+    /* every test here gives every member the same answer */
+    if (!MPIR_CVAR_IBMC_MCAST) {
+        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false");
+        return MPI_SUCCESS;
+    }
+    if (comm->local_size < 2) {
+        *used = 1;              /* nobody to send to */
+        return MPI_SUCCESS;
+    }
+    if (!st || !st->conns) {
+        fallback_note(comm, "the netmod is not up yet");
+        return MPI_SUCCESS;
+    }
+    if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES > 0 && len > MPIR_CVAR_IBMC_MCAST_MAX_BYTES) {
+        fallback_note(comm, "the message is larger than MPIR_CVAR_IBMC_MCAST_MAX_BYTES");
+        return MPI_SUCCESS;
+    }
+    if (len == 0) {
+        *used = 1;
+        return MPI_SUCCESS;
+    }
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_mcast_chan_t *c = MCAST_CHAN(comm);
+    if (!c) {
+        mpi_errno = chan_setup(st, comm, &c);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (c->state != IBMC_MCAST_CHAN_READY) {
+        /* inside one node there is nothing to fall back from: not counted */
+        if (!c->single_node)
+            fallback_note(comm, c->why);
+        goto fn_exit;
+    }
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    c->roots[root] = 1;
+    if (root == c->rank) {
+        uint32_t first = ibmc_mcast_rx_own(&c->rx, (uint64_t) len, c->rank);
+        ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, (uint64_t) len);
+        for (;;) {
+            int blocked;
+            mpi_errno = root_send(st, mc, c, &blocked);
+            MPIR_ERR_CHECK(mpi_errno);
+            if (!blocked)
+                break;
+            mpi_errno = wait_turn();
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    } else {
+        c->mismatch = 0;
+        if (ibmc_mcast_rx_post(&c->rx, buf, (uint64_t) len, root) == IBMC_MCAST_RX_MISMATCH)
+            c->mismatch = 1;
+        mpi_errno = after_packet(st, c);
+        MPIR_ERR_CHECK(mpi_errno);
+        double timeout = c->nak_timeout;
+        uint64_t seen = c->rx.count[IBMC_MCAST_RX_DELIVERED] + c->rx.count[IBMC_MCAST_RX_HELD];
+        double quiet_since = MPIDI_IBMC_now();
+        while (!ibmc_mcast_rx_complete(&c->rx) && !c->mismatch) {
+            mpi_errno = wait_turn();
+            MPIR_ERR_CHECK(mpi_errno);
+            uint64_t now_seen = c->rx.count[IBMC_MCAST_RX_DELIVERED] +
+                c->rx.count[IBMC_MCAST_RX_HELD];
+            double now = MPIDI_IBMC_now();
+            if (c->nak_sent_at > quiet_since)
+                quiet_since = c->nak_sent_at;
+            if (now_seen != seen) {
+                seen = now_seen;
+                quiet_since = now;
+                timeout = c->nak_timeout;
+            } else if (now - quiet_since > timeout && !ibmc_mcast_rx_complete(&c->rx)) {
+                /* the tail is missing, or everything: ask for all of it */
+                ibmc_mcast_range_t r[IBMC_MCAST_NAK_RANGES];
+                int n = ibmc_mcast_rx_missing(&c->rx, 1, r, IBMC_MCAST_NAK_RANGES);
+                for (int i = 0; i < n; i++) {
+                    mpi_errno = send_rc(st, c, root, IBMC_MCAST_RC_NAK, r[i].first, r[i].count,
+                                        NULL, 0);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_IBMC_pvars.mcast_naks_sent++;
+                }
+                quiet_since = now;
+                timeout = MPL_MIN(2 * timeout, IBMC_MCAST_NAK_MAX_US * 1e-6);
+            }
+        }
+        if (c->mismatch) {
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
+                                 "**ibmc_mcast_len %d %d", root, (int) len);
+        }
+        mpi_errno = after_packet(st, c);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    MPIDI_IBMC_pvars.mcast_bcasts++;
+    *used = 1;
+
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* ---- communicator and process end ---- */
+
+int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    MPIDI_IBMC_mcast_chan_t *c = MCAST_CHAN(comm);
+    if (!c)
+        return MPI_SUCCESS;
+    comm->dev.ch4.netmod.ibmc.coll = NULL;
+    if (!st || !st->mcast)
+        return MPI_SUCCESS;
+    if (c->state != IBMC_MCAST_CHAN_READY) {
+        chan_release(st, st->mcast, c);
+        return MPI_SUCCESS;
+    }
+    /* Every root of this communicator hears where this process ended, so it
+     * can free what it kept for NAKs; this process's own ring stays, to
+     * answer NAKs, until every member has said the same (or a deadline). */
+    uint32_t end = c->rx.next;
+    for (int r = 0; r < c->size; r++) {
+        if (r != c->rank && c->roots[r]) {
+            mpi_errno = send_rc(st, c, r, IBMC_MCAST_RC_ACK, end, 0, NULL, 0);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_IBMC_pvars.mcast_acks_sent++;
+        }
+    }
+    c->state = IBMC_MCAST_CHAN_RETIRING;
+    c->retire_deadline = MPIDI_IBMC_now() + IBMC_MCAST_RETIRE_SECONDS;
+    /* a communicator whose root never sent anything has nothing to keep */
+    if (!c->roots[c->rank])
+        chan_release(st, st->mcast, c);
+  fn_fail:
+    return mpi_errno;
+}
+
+void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
+{
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    if (!mc)
+        return;
+    /* Retiring channels may still be asked for packets by members that are
+     * finishing their last broadcast: serve them until every member has
+     * acknowledged everything, or the deadline.  A channel whose
+     * communicator the application never freed has no such duty. */
+    for (;;) {
+        int retiring = 0;
+        for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
+            retiring |= c->state == IBMC_MCAST_CHAN_RETIRING;
+        if (!retiring || mc->state != 1 || MPIDI_IBMC_progress_poll(0, 0) != MPI_SUCCESS)
+            break;
+    }
+    while (mc->chans)
+        chan_release(st, mc, mc->chans);
+    if (mc->id)
+        rdma_destroy_id(mc->id);
+    if (mc->evch)
+        rdma_destroy_event_channel(mc->evch);
+    if (mc->qp)
+        ibv_destroy_qp(mc->qp);
+    if (mc->cq)
+        ibv_destroy_cq(mc->cq);
+    if (mc->rmr)
+        ibv_dereg_mr(mc->rmr);
+    MPL_free(mc->rbufs);
+    MPL_free(mc->rmeta);
+    MPL_free(mc);
+    st->mcast = NULL;
+}

@@ -1,0 +1,119 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The hardware-multicast channel's verbs side (ibmc_mcast.c): the process's
+ * multicast queue pair with its own completion queue and receive pool, one
+ * group per communicator joined through rdma_cm, and the RC messages that
+ * carry ACKs, NAKs and retransmissions.  The protocol itself is in the
+ * verbs-free ibmc_mcast_rx.c and ibmc_mcast_tx.c. */
+
+#ifndef IBMC_MCAST_H_INCLUDED
+#define IBMC_MCAST_H_INCLUDED
+
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include "ibmc_mcast_rx.h"
+#include "ibmc_mcast_tx.h"
+#include "ibmc_mcast_faults.h"
+
+/* The payload of an IBMC_PKT_MCAST packet on RC. */
+enum {
+    IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position */
+    IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) are missing */
+    IBMC_MCAST_RC_DATA = 3      /* a multicast packet follows, sent again */
+};
+
+typedef struct {
+    uint8_t kind;               /* IBMC_MCAST_RC_* */
+    uint8_t reserved[3];
+    uint32_t context_id;
+    uint32_t epoch;
+    uint32_t a, b;
+} ibmc_mcast_rc_t;
+
+enum {
+    IBMC_MCAST_CHAN_READY = 1,
+    IBMC_MCAST_CHAN_FAILED = 2, /* every member falls back; why says why */
+    IBMC_MCAST_CHAN_RETIRING = 3        /* its communicator is gone; it answers NAKs until
+                                         * every member has acknowledged */
+};
+
+typedef struct MPIDI_IBMC_mcast_chan {
+    struct MPIDI_IBMC_mcast_chan *next;
+    int state;                  /* IBMC_MCAST_CHAN_* */
+    char why[160];
+    int single_node;            /* FAILED because the communicator is inside one node */
+    uint32_t context_id;
+    uint32_t epoch;
+    int size, rank;
+    int *world;                 /* by communicator rank */
+    uint32_t *qpn;              /* their multicast QPs, by communicator rank */
+    unsigned char *roots;       /* members that have been a root: they get the final ACK */
+    struct sockaddr_in maddr;
+    int joined;                 /* rdma_join_multicast was called: leave it */
+    int join_state;             /* 0 waiting, 1 joined, -1 failed */
+    int attached;
+    union ibv_gid mgid;
+    uint16_t mlid;
+    struct ibv_ah *ah;
+    uint32_t qkey;
+    ibmc_mcast_rx_t rx;
+    ibmc_mcast_slot_t *slots;
+    unsigned char *slot_mem;
+    ibmc_mcast_tx_t tx;
+    uint32_t *acked;
+    unsigned char *ring;
+    struct ibv_mr *ring_mr;
+    int mismatch;               /* the posted message's root sent another length */
+    double nak_timeout;         /* seconds of silence before a NAK; adapts (deliver()) */
+    double nak_sent_at;         /* when the last gap NAK went out */
+    double retire_deadline;
+} MPIDI_IBMC_mcast_chan_t;
+
+/* What a receive completion said, kept while the fault injector holds it. */
+typedef struct {
+    uint32_t len, src_qp;
+    int has_gid;
+    union ibv_gid sgid;
+} ibmc_mcast_rmeta_t;
+
+typedef struct MPIDI_IBMC_mcast {
+    int state;                  /* 0 not tried, 1 ready, -1 unusable: why */
+    char why[192];
+    struct rdma_event_channel *evch;
+    struct rdma_cm_id *id;
+    int joins_pending;
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;
+    char *rbufs;
+    size_t rbuf_sz;
+    int n_rbufs;
+    struct ibv_mr *rmr;
+    ibmc_mcast_rmeta_t *rmeta;  /* by receive buffer */
+    uint32_t mtu;
+    uint32_t payload_max;
+    int sq_depth, sq_inflight;
+    uint32_t epoch_seq;         /* channels this process has set up */
+    ibmc_mcast_faults_spec_t fault_spec;
+    ibmc_mcast_faults_t faults;
+    MPIDI_IBMC_mcast_chan_t *chans;
+} MPIDI_IBMC_mcast_t;
+
+struct MPIDI_IBMC_state;
+
+/* MPI_Init: the CVARs are checked (a bad value is an error naming it) */
+int MPIDI_IBMC_mcast_check_cvars(void);
+/* the progress engine: completions of the multicast QP, rdma_cm events */
+int MPIDI_IBMC_mcast_poll(struct MPIDI_IBMC_state *st);
+/* an IBMC_PKT_MCAST packet from world rank src */
+int MPIDI_IBMC_mcast_recv_rc(struct MPIDI_IBMC_state *st, int src, const char *payload,
+                             size_t plen);
+/* MPI_Comm_free */
+int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm);
+/* MPI_Finalize, before the netmod's last barrier: channels still answer
+ * NAKs until every member has acknowledged everything, then all goes */
+void MPIDI_IBMC_mcast_finalize(struct MPIDI_IBMC_state *st);
+
+#endif /* IBMC_MCAST_H_INCLUDED */

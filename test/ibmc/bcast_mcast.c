@@ -1,0 +1,164 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* MPI_Bcast over ibmc's multicast channel, checked from the outside: run with
+ * MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast on several pretend nodes.
+ *
+ * Broadcasts 0 B .. MAX bytes (default 256 KiB) from every root in turn, on
+ * MPI_COMM_WORLD and on a communicator of the even ranks, plus a burst of
+ * back-to-back small ones, and checks every byte on every rank.  Then it
+ * reads ibmc's MPI_T counters and prints one line per rank; with --expect
+ * it also checks them:
+ *   mcast    the channel was used: node leaders counted broadcasts, the job
+ *            posted multicast sends, and nothing fell back;
+ *   lossless as mcast, and no retransmission: every receiver got its data
+ *            by multicast, none over RC (a receiver whose root is late may
+ *            still NAK, and the root then has nothing to send again);
+ *   recovery as mcast, and packets were lost (injected) and sent again;
+ *   fallback the channel was not used, and every broadcast on a
+ *            multi-node communicator counted a fallback.
+ * Prints "bcast_mcast: all checks passed" on success. */
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpit_pvar.h"
+
+static unsigned char byte_of(int iter, int root, size_t i)
+{
+    return (unsigned char) (iter * 7 + root * 31 + i * 13 + (i >> 9));
+}
+
+static int fails;
+
+static void check_bcast(MPI_Comm comm, int iter, int root, size_t len, unsigned char *buf)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = rank == root ? byte_of(iter, root, i) : 0xee;
+    MPI_Bcast(buf, (int) len, MPI_BYTE, root, comm);
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != byte_of(iter, root, i)) {
+            if (fails++ < 5)
+                fprintf(stderr, "bcast_mcast: FAIL: iteration %d, root %d, %zu bytes: byte %zu "
+                        "is %u, expected %u\n", iter, root, len, i, buf[i],
+                        byte_of(iter, root, i));
+            return;
+        }
+}
+
+static unsigned long long pvar(const char *name)
+{
+    int found;
+    unsigned long long v = mpit_pvar_read(name, &found);
+    if (!found) {
+        fprintf(stderr, "bcast_mcast: FAIL: no MPI_T pvar %s\n", name);
+        fails++;
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *expect = NULL;
+    size_t max = 256 * 1024;
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "--expect=", 9))
+            expect = argv[i] + 9;
+        else
+            max = strtoul(argv[i], NULL, 0);
+    }
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsigned char *buf = malloc(max + 1);
+    MPI_Comm evens;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : 0, rank, &evens);
+
+    unsigned long long f0 = pvar("ibmc_mcast_fallbacks");
+    int iter = 0, bcasts = 0;
+    for (size_t len = 0; len <= max; len = len ? len * 4 : 1) {
+        for (int root = 0; root < size; root++, iter++, bcasts++)
+            check_bcast(MPI_COMM_WORLD, iter, root, len, buf);
+        if (evens != MPI_COMM_NULL) {
+            int esize;
+            MPI_Comm_size(evens, &esize);
+            check_bcast(evens, iter, (iter / 3) % esize, len, buf);
+        }
+        /* lengths that end a fragment early and late */
+        if (len > 1000 && len + 977 <= max) {
+            iter++;
+            bcasts++;
+            check_bcast(MPI_COMM_WORLD, iter, iter % size, len + 977, buf);
+        }
+    }
+    for (int k = 0; k < 200; k++, iter++, bcasts++)      /* back to back, one root */
+        check_bcast(MPI_COMM_WORLD, iter, 0, 64, buf);
+    if (evens != MPI_COMM_NULL)
+        MPI_Comm_free(&evens);
+
+    unsigned long long v[8];
+    const char *names[8] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
+        "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
+        "ibmc_mcast_dropped", "ibmc_mcast_faults"
+    };
+    for (int i = 0; i < 8; i++)
+        v[i] = pvar(names[i]);
+    v[5] -= f0;
+    printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
+           "retransmits %llu fallbacks %llu dropped %llu faults %llu\n", rank, v[0], v[1], v[2],
+           v[3], v[4], v[5], v[6], v[7]);
+    fflush(stdout);
+    unsigned long long tot[8];
+    MPI_Allreduce(v, tot, 8, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int bad = 0;
+    MPI_Allreduce(&fails, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+
+    if (rank == 0 && expect) {
+        int ok = 1;
+        int mcast = strcmp(expect, "fallback") != 0;
+        if (mcast && (tot[0] == 0 || tot[1] == 0 || tot[5] != 0)) {
+            printf("bcast_mcast: FAIL: expected multicast: %llu broadcasts, %llu sends, %llu "
+                   "fallbacks\n", tot[0], tot[1], tot[5]);
+            ok = 0;
+        }
+        /* A NAK may still go out without loss when a root is late, and finds
+         * nothing sent to send again: without loss no data may travel over RC. */
+        if (!strcmp(expect, "lossless") && tot[4]) {
+            printf("bcast_mcast: FAIL: %llu retransmissions (for %llu NAKs) without loss\n",
+                   tot[4], tot[3]);
+            ok = 0;
+        }
+        if (!strcmp(expect, "recovery") && (tot[7] == 0 || tot[4] == 0)) {
+            printf("bcast_mcast: FAIL: %llu injected losses, %llu retransmissions\n", tot[7],
+                   tot[4]);
+            ok = 0;
+        }
+        if (!mcast && (tot[0] != 0 || tot[5] == 0)) {
+            printf("bcast_mcast: FAIL: expected fallback: %llu multicast broadcasts, %llu "
+                   "fallbacks\n", tot[0], tot[5]);
+            ok = 0;
+        }
+        if (ok)
+            printf("bcast_mcast: counters as expected (%s): %llu broadcasts over multicast, "
+                   "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses\n", expect,
+                   tot[0], tot[1], tot[3], tot[4], tot[7]);
+        else
+            bad++;
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0 && bad)
+        printf("bcast_mcast: FAIL: %d errors in %d broadcasts\n", bad, bcasts);
+    else if (rank == 0)
+        printf("bcast_mcast: all checks passed (%d broadcasts, every byte checked)\n", bcasts);
+    free(buf);
+    MPI_T_finalize();
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}
