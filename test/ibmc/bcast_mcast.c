@@ -8,7 +8,8 @@
  *
  * Broadcasts 0 B .. MAX bytes (default 256 KiB) from every root in turn, on
  * MPI_COMM_WORLD and on a communicator of the even ranks, plus a burst of
- * back-to-back small ones, and checks every byte on every rank.  Then it
+ * back-to-back small ones and one of a strided (non-contiguous) datatype,
+ * and checks every byte on every rank.  Then it
  * reads ibmc's MPI_T counters and prints one line per rank; with --expect
  * it also checks them:
  *   mcast    the channel was used: node leaders counted broadcasts, the job
@@ -100,6 +101,30 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < 200; k++, iter++, bcasts++)      /* back to back, one root */
         check_bcast(MPI_COMM_WORLD, iter, 0, 64, buf);
+
+    /* a non-contiguous datatype: every other int of 3000, the gaps untouched */
+    {
+        const int n = 3000, root = size - 1;
+        int *v = malloc(sizeof(int) * 2 * n);
+        MPI_Datatype strided;
+        MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+        MPI_Type_commit(&strided);
+        for (int i = 0; i < 2 * n; i++)
+            v[i] = rank == root ? (i % 2 ? -1 : i * 7 + 1) : -2;
+        MPI_Bcast(v, 1, strided, root, MPI_COMM_WORLD);
+        bcasts++;
+        for (int i = 0; i < 2 * n; i++) {
+            int want = i % 2 ? (rank == root ? -1 : -2) : i * 7 + 1;
+            if (v[i] != want) {
+                if (fails++ < 5)
+                    fprintf(stderr, "bcast_mcast: FAIL: strided broadcast: element %d is %d, "
+                            "expected %d\n", i, v[i], want);
+                break;
+            }
+        }
+        MPI_Type_free(&strided);
+        free(v);
+    }
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 

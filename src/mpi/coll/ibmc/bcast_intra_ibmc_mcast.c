@@ -30,19 +30,37 @@ static int bcast_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int r
     int mpi_errno = MPI_SUCCESS, used = 0, is_contig;
     MPI_Aint type_size, true_lb, true_extent;
 
+    char *packed = NULL;
+
     MPIR_Datatype_get_size_macro(datatype, type_size);
+    MPI_Aint nbytes = type_size * count;
     MPIR_Datatype_is_contig(datatype, &is_contig);
-    if (!is_contig) {
-        MPIDI_IBMC_mcast_fallback(comm, "the datatype is not contiguous");
-    } else {
+    if (is_contig) {
         MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
-        mpi_errno = MPIDI_IBMC_mcast_bcast((char *) buffer + true_lb, type_size * count, root,
-                                           comm, &used);
+        mpi_errno = MPIDI_IBMC_mcast_bcast((char *) buffer + true_lb, nbytes, root, comm, &used);
         MPIR_ERR_CHECK(mpi_errno);
+    } else if (nbytes > 0) {
+        /* the channel moves bytes: pack at the root, unpack everywhere else */
+        MPI_Aint done;
+        packed = MPL_malloc(nbytes, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(!packed, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        if (comm->rank == root) {
+            mpi_errno = MPIR_Typerep_pack(buffer, count, datatype, 0, packed, nbytes, &done);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        mpi_errno = MPIDI_IBMC_mcast_bcast(packed, nbytes, root, comm, &used);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (used && comm->rank != root) {
+            mpi_errno = MPIR_Typerep_unpack(packed, nbytes, buffer, count, datatype, 0, &done);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    } else {
+        used = 1;               /* nothing to send */
     }
     if (!used)
         mpi_errno = MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
   fn_fail:
+    MPL_free(packed);
     return mpi_errno;
 }
 #endif

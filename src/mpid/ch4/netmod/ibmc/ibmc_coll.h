@@ -11,7 +11,8 @@
 #ifndef IBMC_COLL_H_INCLUDED
 #define IBMC_COLL_H_INCLUDED
 
-/* Broadcast len bytes at buf (contiguous) from root over the communicator's
+/* Broadcast len bytes at buf (contiguous: the algorithm packs other data)
+ * from root over the communicator's
  * hardware-multicast channel, setting it up on first use.  *used = 1 when it
  * did; *used = 0 when this communicator or message cannot use the channel
  * (the reason is counted in the ibmc_mcast_fallbacks pvar and printed with

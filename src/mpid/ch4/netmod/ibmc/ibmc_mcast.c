@@ -93,11 +93,15 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Microseconds a member waits in MPI_Bcast without receiving anything
-        before it asks the root, over RC, for every fragment it still lacks.
-        A gap (a later packet before an earlier one) is asked for at once;
-        this timeout catches the last fragments of a message, which no later
-        packet reveals.  It doubles on each further silence, up to 100 ms.
+        The shortest time, in microseconds, that a member waits in MPI_Bcast
+        without receiving anything before it asks the root, over RC, for
+        every fragment it still lacks.  A gap (a later packet before an
+        earlier one) is asked for at once; this timeout catches the last
+        fragments of a message, which no later packet reveals.  The timeout
+        in force adapts per communicator: it stays above two round trips of
+        a NAK and its answer as measured, doubles when a retransmission
+        arrives for a packet that multicast had delivered after all, and
+        doubles on each further silence within a broadcast, up to 100 ms.
         From 1 to 10000000.
 
     - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
@@ -398,11 +402,15 @@ static int deliver(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, const v
                    size_t len, int src, int via_rc)
 {
     ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
-    if (via_rc) {
-        /* The NAK timeout learns from its answers: a retransmission that
-         * finds the packet already there came from a NAK sent too early
-         * (multicast was merely slow), one that fills a gap was needed. */
-        double floor = MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6;
+    if (via_rc && c->nak_sent_at > 0) {
+        /* The NAK timeout learns from its answers.  Each one times a round
+         * trip (from the last NAK: close enough), and the timeout stays above
+         * two of them; a retransmission that finds the packet already there
+         * came from a NAK sent too early (multicast was merely slow), and
+         * doubles it; one that fills a gap was needed, and lets it shrink. */
+        double sample = MPIDI_IBMC_now() - c->nak_sent_at;
+        c->srtt = c->srtt > 0 ? 0.875 * c->srtt + 0.125 * sample : sample;
+        double floor = MPL_MAX(MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6, 2 * c->srtt);
         if (v == IBMC_MCAST_RX_DUPLICATE)
             c->nak_timeout = MPL_MIN(2 * c->nak_timeout, IBMC_MCAST_NAK_MAX_US * 1e-6);
         else if (v == IBMC_MCAST_RX_DELIVERED)
@@ -518,14 +526,16 @@ static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                          MPIDI_IBMC_mcast_chan_t * c);
 
 /* rdma_cm events: joins completing or failing.  An event's context is the
- * channel it was asked for, looked up in the list before it is used. */
+ * number of the join it answers, never a pointer: a channel may have been
+ * freed, and its memory reused, before its join's answer comes. */
 static void drain_cm_events(MPIDI_IBMC_mcast_t * mc)
 {
     struct rdma_cm_event *ev;
     while (mc->evch && rdma_get_cm_event(mc->evch, &ev) == 0) {
         MPIDI_IBMC_mcast_chan_t *c = NULL;
+        uintptr_t join_id = (uintptr_t) ev->param.ud.private_data;
         for (MPIDI_IBMC_mcast_chan_t * x = mc->chans; x; x = x->next)
-            if (x == ev->param.ud.private_data)
+            if (x->join_id == join_id)
                 c = x;
         if (c && c->join_state == 0) {
             if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN) {
@@ -769,7 +779,8 @@ static int join_local(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                       MPIDI_IBMC_mcast_chan_t * c)
 {
     group_address(st, c);
-    if (rdma_join_multicast(mc->id, (struct sockaddr *) &c->maddr, c)) {
+    c->join_id = ++mc->joins;
+    if (rdma_join_multicast(mc->id, (struct sockaddr *) &c->maddr, (void *) c->join_id)) {
         char ebuf[96];
         snprintf(c->why, sizeof(c->why), "rdma_join_multicast(%s) failed: %s",
                  inet_ntoa(c->maddr.sin_addr), MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
@@ -831,10 +842,20 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
 }
 
 /* Collective: set the channel of comm up, or agree that it cannot be. */
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
+}
+
 static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcast_chan_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    int *nodes = NULL;
+    /* what every member contributes: whether it can, its QP, its epoch counter */
+    struct setup_info {
+        uint32_t ok, qpn, epoch_seq, reserved;
+    } mine = { 0 }, *all = NULL;
     MPIDI_IBMC_mcast_t *mc = engine(st);
     MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
@@ -849,15 +870,14 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
      * the channel, and one whose members share nodes without a hierarchy
      * would put several receivers on a node.  Every member sees the same
      * node map, so this needs no agreement. */
-    int node0 = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, 0)).world_rank];
-    int one_node = 1, shared = 0;
-    for (int r = 0; r < comm->local_size && !shared; r++) {
-        int nr = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank];
-        one_node &= nr == node0;
-        for (int q = 0; q < r && !shared; q++)
-            shared = nr == MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, q)).
-                                                 world_rank];
-    }
+    nodes = MPL_malloc(sizeof(int) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!nodes, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int r = 0; r < comm->local_size; r++)
+        nodes[r] = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank];
+    qsort(nodes, comm->local_size, sizeof(int), cmp_int);
+    int one_node = nodes[0] == nodes[comm->local_size - 1], shared = 0;
+    for (int r = 1; r < comm->local_size; r++)
+        shared |= nodes[r] == nodes[r - 1];
     if (one_node || shared) {
         c->single_node = one_node;
         snprintf(c->why, sizeof(c->why), "%s", one_node ? "all members are on one node" :
@@ -865,10 +885,6 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
         goto fn_exit;
     }
 
-    /* what every member contributes: whether it can, its QP, its epoch counter */
-    struct {
-        uint32_t ok, qpn, epoch_seq, reserved;
-    } mine = { 0 }, *all = NULL;
     if (mc->state != 1) {
         snprintf(c->why, sizeof(c->why), "%s", mc->why);
     } else if (chan_alloc(mc, c, comm)) {
@@ -920,7 +936,6 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
             c->qpn[r] = all[r].qpn;
         }
     }
-    MPL_free(all);
     if (!can)
         goto fn_exit;
 
@@ -945,6 +960,8 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
+    MPL_free(nodes);
+    MPL_free(all);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -1074,6 +1091,8 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
                     MPIDI_IBMC_pvars.mcast_naks_sent++;
                 }
                 quiet_since = now;
+                if (n)
+                    c->nak_sent_at = now;
                 timeout = MPL_MIN(2 * timeout, IBMC_MCAST_NAK_MAX_US * 1e-6);
             }
         }

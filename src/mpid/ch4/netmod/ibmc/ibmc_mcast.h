@@ -53,6 +53,7 @@ typedef struct MPIDI_IBMC_mcast_chan {
     unsigned char *roots;       /* members that have been a root: they get the final ACK */
     struct sockaddr_in maddr;
     int joined;                 /* rdma_join_multicast was called: leave it */
+    uintptr_t join_id;          /* the join's number, its rdma_cm events' context */
     int join_state;             /* 0 waiting, 1 joined, -1 failed */
     int attached;
     union ibv_gid mgid;
@@ -68,7 +69,8 @@ typedef struct MPIDI_IBMC_mcast_chan {
     struct ibv_mr *ring_mr;
     int mismatch;               /* the posted message's root sent another length */
     double nak_timeout;         /* seconds of silence before a NAK; adapts (deliver()) */
-    double nak_sent_at;         /* when the last gap NAK went out */
+    double nak_sent_at;         /* when the last NAK went out */
+    double srtt;                /* smoothed NAK-to-retransmission round trip */
     double retire_deadline;
 } MPIDI_IBMC_mcast_chan_t;
 
@@ -85,6 +87,7 @@ typedef struct MPIDI_IBMC_mcast {
     struct rdma_event_channel *evch;
     struct rdma_cm_id *id;
     int joins_pending;
+    uintptr_t joins;            /* joins asked for so far: numbers them from 1 */
     struct ibv_cq *cq;
     struct ibv_qp *qp;
     char *rbufs;

@@ -1,0 +1,71 @@
+#!/bin/bash
+# bench/bcast-compare.sh: MPI_Bcast latency, rate and skew tolerance
+# (bench/ibmc_bcast_bench.c, after seed 000 §6) for ibmc_mcast, MPICH's
+# binomial tree and the default (auto), in one VM boot, with per-size medians
+# and each algorithm's ratio to binomial measured in the same run.
+#
+#   [REPS=5] [LAYOUTS="8:4 16:8"] [ITERS=50] [MAX=65536] bench/bcast-compare.sh
+#
+# On a host without an RDMA device it re-runs itself inside the project's
+# Soft-RoCE VM (test/vm/run-fabric).  Raw output and the table (summary.md)
+# go to _build/bench/bcast-<date>/.  Inputs: IBMC_PREFIX (default
+# $IBMC_CACHE/install/ibmc-default), REPS, LAYOUTS (ranks:pretend nodes),
+# ITERS (broadcasts per size and test), MAX (largest size), SKEW (µs, 400),
+# TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto").
+set -uo pipefail
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+top=$(dirname "$here")
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+cache=${IBMC_CACHE:-${home:-/tmp}/.cache/ibmc}
+prefix=${IBMC_PREFIX:-$cache/install/ibmc-default}
+REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-50} MAX=${MAX:-65536} SKEW=${SKEW:-400}
+TESTS=${TESTS:-"latency rate skew"} ALGOS=${ALGOS:-"ibmc_mcast binomial auto"}
+out=${BCAST_BENCH_OUT:-$top/_build/bench/bcast-$(date +%Y%m%d-%H%M%S)}
+
+if [ -z "${IBMC_IN_VM:-}" ] && ! compgen -G '/sys/class/infiniband/*' >/dev/null; then
+    mkdir -p "$out" "$top/_build/bench"
+    "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_bcast_bench" "$here/ibmc_bcast_bench.c" || exit 1
+    export IBMC_PREFIX=$prefix REPS LAYOUTS ITERS MAX SKEW TESTS ALGOS BCAST_BENCH_OUT=$out
+    exec "$top/test/vm/run-fabric" bash "$0"
+fi
+mkdir -p "$out"
+bin=$top/_build/bench/ibmc_bcast_bench
+[ -x "$bin" ] || "$prefix/bin/mpicc" -O2 -Wall -o "$bin" "$here/ibmc_bcast_bench.c" || exit 1
+export PATH=$prefix/bin:$PATH
+for rep in $(seq 1 "$REPS"); do
+    for layout in $LAYOUTS; do
+        np=${layout%%:*} nodes=${layout##*:}
+        for test in $TESTS; do
+            for algo in $ALGOS; do
+                log=$out/$algo-$np-$nodes-$test-$rep.log
+                MPIR_CVAR_BCAST_INTRA_ALGORITHM=$algo MPIR_CVAR_NUM_CLIQUES=$nodes \
+                    timeout 900 mpiexec -n "$np" "$bin" "$test" "$MAX" "$ITERS" "$SKEW" > "$log" 2>&1 ||
+                    echo "bcast-compare: $algo $np:$nodes $test rep $rep failed (see $log)" >&2
+                sed -n "s/^bcast-bench: /$algo $np $nodes /p" "$log" >> "$out/raw.txt"
+            done
+        done
+    done
+done
+python3 - "$out/raw.txt" > "$out/summary.md" <<'PY'
+import statistics, sys
+from collections import defaultdict
+vals = defaultdict(list)
+units = {}
+for line in open(sys.argv[1]):
+    algo, np_, nodes, test, size, value, unit = line.split()[:7]
+    if test == "pt2pt":
+        continue
+    vals[(np_, nodes, test, int(size), algo)].append(float(value))
+    units[test] = unit
+keys = sorted({k[:4] for k in vals})
+algos = sorted({k[4] for k in vals}, key=lambda a: (a != "ibmc_mcast", a))
+print("| ranks:nodes | test | bytes | " + " | ".join(algos) + " | ibmc_mcast / binomial |")
+print("|---|---|---:|" + "---:|" * len(algos) + "---:|")
+for np_, nodes, test, size in keys:
+    med = {a: statistics.median(vals[(np_, nodes, test, size, a)]) for a in algos if vals.get((np_, nodes, test, size, a))}
+    ratio = med.get("ibmc_mcast", 0) / med["binomial"] if med.get("binomial") else float("nan")
+    print(f"| {np_}:{nodes} | {test} ({units[test]}) | {size} | " +
+          " | ".join(f"{med[a]:.1f}" if a in med else "-" for a in algos) + f" | {ratio:.2f} |")
+PY
+cat "$out/summary.md"
+echo "bcast-compare: raw output and summary in $out"
