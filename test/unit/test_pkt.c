@@ -87,7 +87,9 @@ int main(void)
     }
 
     TAP_TEST("control packets are 8 bytes and parse") {
-        int types[] = { IBMC_PKT_RTU, IBMC_PKT_CREDIT, IBMC_PKT_RNDV_FIN, IBMC_PKT_AM_CONT };
+        int types[] = { IBMC_PKT_RTU, IBMC_PKT_CREDIT, IBMC_PKT_RNDV_FIN, IBMC_PKT_AM_CONT,
+            IBMC_PKT_MCAST
+        };
         for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
             ibmc_pkt_info_t in = {.type = types[i] };
             size_t len = ibmc_pkt_put_hdr(pkt, &in);
