@@ -247,6 +247,13 @@ mcast_case "4 ranks on 2 nodes, 30% loss" recovery 4 2 16384 \
 mcast_case "4 ranks on 2 nodes, window of 4, ACK every 2" lossless 4 2 16384 \
     MPIR_CVAR_IBMC_MCAST_WINDOW=4 MPIR_CVAR_IBMC_MCAST_ACK_EVERY=2 $slow
 mcast_case "channel off (MPIR_CVAR_IBMC_MCAST=0)" fallback 4 2 4096 MPIR_CVAR_IBMC_MCAST=0
+# a port address rdma_cm cannot join with (rxe's GID 0 is link-local IPv6):
+# every rank falls back together, and says why
+mcast_case "no IPv4 address for rdma_cm (GID index 0)" fallback 4 2 4096 MPIR_CVAR_IBMC_GID_INDEX=0
+log="$IBMC_OUT/bcast-mcast-no_IPv4_address_for_rdma_cm_(GID_index_0).log"
+re='falls back to binomial on communicator [^ ]+ \(size 2\): GID 0 of [a-z0-9_]+ port [0-9]+ maps no IPv4 address'
+if grep -Eq "$re" "$log"; then ok "the fallback's reason is printed: $(grep -Eo "$re" "$log" | head -1)"
+else bad "no fallback reason matching /$re/ in $log"; fi
 log=$IBMC_OUT/bcast-mcast-threads.log
 if MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast MPIR_CVAR_NUM_CLIQUES=2 \
    MPIR_CVAR_IBMC_MCAST_FAULTS=drop=0.05,reorder=0.05,seed=5 mpx -n 4 "$IBMC_BIN/bcast_mcast_threads" > "$log" 2>&1 &&

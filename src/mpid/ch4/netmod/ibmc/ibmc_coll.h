@@ -20,8 +20,4 @@
  * every other member.  comm must have one process per node. */
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used);
 
-/* Count a fallback that the algorithm itself decided on, with its reason, as
- * MPIDI_IBMC_mcast_bcast does for its own. */
-void MPIDI_IBMC_mcast_fallback(MPIR_Comm * comm, const char *why);
-
 #endif /* IBMC_COLL_H_INCLUDED */

@@ -682,23 +682,20 @@ static int wait_turn(void)
 
 /* ---- setting a communicator up ---- */
 
-static void fallback_note(MPIR_Comm * comm, const char *why)
+/* A broadcast that asked for the channel runs binomial: counted every time,
+ * printed with MPIR_CVAR_IBMC_STATS the first time for this reason (*told). */
+static void fallback_note(MPIR_Comm * comm, const char *why, int *told)
 {
     MPIDI_IBMC_pvars.mcast_fallbacks++;
-    if (MPIR_CVAR_IBMC_STATS) {
+    if (MPIR_CVAR_IBMC_STATS && comm->rank == 0 && !(told && *told)) {
         MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
-        /* once per communicator is enough to say why */
-        if (comm->rank == 0)
-            printf("ibmc-stats: rank %d ibmc_mcast falls back to binomial on communicator %#x "
-                   "(size %d): %s\n", st ? st->my_rank : -1, (unsigned) comm->context_id,
-                   comm->local_size, why);
+        printf("ibmc-stats: rank %d ibmc_mcast falls back to binomial on communicator %#x "
+               "(size %d): %s\n", st ? st->my_rank : -1, (unsigned) comm->context_id,
+               comm->local_size, why);
         fflush(stdout);
+        if (told)
+            *told = 1;
     }
-}
-
-void MPIDI_IBMC_mcast_fallback(MPIR_Comm * comm, const char *why)
-{
-    fallback_note(comm, why);
 }
 
 static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
@@ -1013,7 +1010,7 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
 
     /* every test here gives every member the same answer */
     if (!MPIR_CVAR_IBMC_MCAST) {
-        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false");
+        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false", st ? &st->mcast_told_off : NULL);
         return MPI_SUCCESS;
     }
     if (comm->local_size < 2) {
@@ -1021,11 +1018,12 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
         return MPI_SUCCESS;
     }
     if (!st || !st->conns) {
-        fallback_note(comm, "the netmod is not up yet");
+        fallback_note(comm, "the netmod is not up yet", NULL);
         return MPI_SUCCESS;
     }
     if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES > 0 && len > MPIR_CVAR_IBMC_MCAST_MAX_BYTES) {
-        fallback_note(comm, "the message is larger than MPIR_CVAR_IBMC_MCAST_MAX_BYTES");
+        fallback_note(comm, "the message is larger than MPIR_CVAR_IBMC_MCAST_MAX_BYTES",
+                      &st->mcast_told_large);
         return MPI_SUCCESS;
     }
     if (len == 0) {
@@ -1042,7 +1040,7 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     if (c->state != IBMC_MCAST_CHAN_READY) {
         /* inside one node there is nothing to fall back from: not counted */
         if (!c->single_node)
-            fallback_note(comm, c->why);
+            fallback_note(comm, c->why, &c->told);
         goto fn_exit;
     }
     MPIDI_IBMC_mcast_t *mc = st->mcast;

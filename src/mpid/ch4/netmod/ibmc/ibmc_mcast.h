@@ -45,6 +45,7 @@ typedef struct MPIDI_IBMC_mcast_chan {
     int state;                  /* IBMC_MCAST_CHAN_* */
     char why[160];
     int single_node;            /* FAILED because the communicator is inside one node */
+    int told;                   /* why was printed (MPIR_CVAR_IBMC_STATS) */
     uint32_t context_id;
     uint32_t epoch;
     int size, rank;

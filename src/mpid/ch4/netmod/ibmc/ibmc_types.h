@@ -170,6 +170,7 @@ typedef struct MPIDI_IBMC_state {
     uint64_t reg_uncached;      /* registrations made for one transfer */
 
     struct MPIDI_IBMC_mcast *mcast;     /* the multicast channel, set up on first use */
+    int mcast_told_off, mcast_told_large;       /* those fallbacks' reasons were printed */
 } MPIDI_IBMC_state_t;
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)
