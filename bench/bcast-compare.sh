@@ -25,8 +25,10 @@ out=${BCAST_BENCH_OUT:-$top/_build/bench/bcast-$(date +%Y%m%d-%H%M%S)}
 if [ -z "${IBMC_IN_VM:-}" ] && ! compgen -G '/sys/class/infiniband/*' >/dev/null; then
     mkdir -p "$out" "$top/_build/bench"
     "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_bcast_bench" "$here/ibmc_bcast_bench.c" || exit 1
-    export IBMC_PREFIX=$prefix REPS LAYOUTS ITERS MAX SKEW TESTS ALGOS BCAST_BENCH_OUT=$out
-    exec "$top/test/vm/run-fabric" bash "$0"
+    # the VM passes only some of the environment on: name the settings
+    exec "$top/test/vm/run-fabric" env IBMC_PREFIX="$prefix" REPS="$REPS" LAYOUTS="$LAYOUTS" \
+        ITERS="$ITERS" MAX="$MAX" SKEW="$SKEW" TESTS="$TESTS" ALGOS="$ALGOS" \
+        BCAST_BENCH_OUT="$out" bash "$0"
 fi
 mkdir -p "$out"
 bin=$top/_build/bench/ibmc_bcast_bench
