@@ -449,8 +449,9 @@ static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int id
         MPIDI_IBMC_pvars.mcast_dropped++;
         return MPI_SUCCESS;
     }
-    /* the source is the completion's queue pair and GID, never the header */
-    int src = rank_of_qpn(c, src_qp);
+    /* the source is the completion's queue pair and GID, never the header;
+     * nearly every packet is the posted message's root's: try it first */
+    int src = c->rx.posted && c->qpn[c->rx.root] == src_qp ? c->rx.root : rank_of_qpn(c, src_qp);
     if (src >= 0 && sgid && memcmp(sgid->raw, st->cards[c->world[src]].gid, 16))
         src = -1;
     return deliver(st, c, buf + IBMC_GRH_BYTES, len - IBMC_GRH_BYTES, src, 0);
