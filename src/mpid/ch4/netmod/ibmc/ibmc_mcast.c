@@ -153,7 +153,6 @@ cvars:
 #define IBMC_MCAST_NAK_RANGES 8
 #define IBMC_MCAST_NAK_MAX_US 100000
 #define IBMC_MCAST_RETIRE_SECONDS 10.0
-#define IBMC_MCAST_PROBE_BYTES 8
 
 #define MCAST_CHAN(comm) ((MPIDI_IBMC_mcast_chan_t *) (comm)->dev.ch4.netmod.ibmc.coll)
 

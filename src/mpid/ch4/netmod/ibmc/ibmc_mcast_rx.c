@@ -6,18 +6,6 @@
 #include <string.h>
 #include "ibmc_mcast_rx.h"
 
-const char *const ibmc_mcast_rx_verdict_names[IBMC_MCAST_RX_NVERDICTS] = {
-    [IBMC_MCAST_RX_DELIVERED] = "delivered",
-    [IBMC_MCAST_RX_HELD] = "held",
-    [IBMC_MCAST_RX_DUPLICATE] = "duplicate",
-    [IBMC_MCAST_RX_MALFORMED] = "malformed",
-    [IBMC_MCAST_RX_FOREIGN] = "foreign",
-    [IBMC_MCAST_RX_STALE_EPOCH] = "stale_epoch",
-    [IBMC_MCAST_RX_OUT_OF_WINDOW] = "out_of_window",
-    [IBMC_MCAST_RX_WRONG_SOURCE] = "wrong_source",
-    [IBMC_MCAST_RX_MISMATCH] = "mismatch",
-};
-
 /* A message longer than this many fragments is refused; the algorithm
  * sends such messages another way long before (terabytes at any MTU). */
 #define MAX_NFRAGS 0x7fffffffu

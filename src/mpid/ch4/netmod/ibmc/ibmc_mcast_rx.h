@@ -167,6 +167,4 @@ int ibmc_mcast_rx_ack_due(const ibmc_mcast_rx_t * rx);
 /* The cumulative position to acknowledge now, to rx->ack_root; marks it sent. */
 uint32_t ibmc_mcast_rx_ack_take(ibmc_mcast_rx_t * rx);
 
-extern const char *const ibmc_mcast_rx_verdict_names[IBMC_MCAST_RX_NVERDICTS];
-
 #endif /* IBMC_MCAST_RX_H_INCLUDED */
