@@ -105,13 +105,23 @@ enum {
 
 #define IBMC_CM_MAGIC 0x69626d63u       /* "ibmc" */
 
+/* A datagram is believed only if it comes from the UD QP and address of the
+ * rank it names (ibmc_cm_msg.h), carries the job's random key, and, for a
+ * REP, echoes the nonce of this side's REQ: nobody outside the job can make
+ * a rank connect to a QP of their choosing. */
 typedef struct {
     uint32_t magic;
     uint32_t type;              /* IBMC_CM_MSG_* */
     uint32_t src_rank;          /* sender's rank in MPI_COMM_WORLD */
     uint32_t rc_qpn;            /* sender's RC QP for this pair */
-    uint64_t job_key;           /* identifies the job, so strays from another job are dropped */
+    uint64_t job_key;           /* random per job (rank 0's card nonce): strays and forgeries are dropped */
+    uint32_t rc_psn;            /* first packet sequence number of the sender's RC QP (random) */
+    uint32_t reserved;
+    uint64_t nonce;             /* random per connection: a REP must echo the REQ's */
+    uint64_t echo;              /* REP: the nonce of the REQ it answers */
 } ibmc_cm_msg_t;
+
+_Static_assert(sizeof(ibmc_cm_msg_t) == 48, "ibmc_cm_msg_t is 48 bytes on the wire");
 
 /* Business card, exchanged through PMI at MPI_Init.  Fixed size. */
 typedef struct {
