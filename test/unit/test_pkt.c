@@ -117,6 +117,21 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 32, &v), IBMC_PKT_ERR_SIZE);
     }
 
+    TAP_TEST("a message size MPICH cannot count (2^63 and up) is rejected") {
+        ibmc_pkt_info_t in = {.type = IBMC_PKT_RNDV, .am_hdr_sz = 48, .has_msg_sz = 1,
+            .msg_sz = (uint64_t) INT64_MAX
+        };
+        size_t len = build(pkt, &in, 32, 0);
+        TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 32, &v), IBMC_PKT_OK);
+        in.msg_sz = (uint64_t) INT64_MAX + 1;
+        len = build(pkt, &in, 32, 0);
+        TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 32, &v), IBMC_PKT_ERR_SIZE);
+        in.type = IBMC_PKT_AM;
+        in.msg_sz = UINT64_MAX;
+        len = build(pkt, &in, 0, 0);
+        TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 32, &v), IBMC_PKT_ERR_SIZE);
+    }
+
     TAP_TEST("malformed packets are rejected with the right reason") {
         ibmc_pkt_info_t am = {.type = IBMC_PKT_AM, .am_hdr_sz = 48 };
         size_t len = build(pkt, &am, 0, 0);

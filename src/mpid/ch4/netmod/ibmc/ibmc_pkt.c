@@ -59,6 +59,8 @@ int ibmc_pkt_parse(const void *pkt, size_t len, size_t rndv_info_sz, ibmc_pkt_vi
         ibmc_pkt_msg_sz_t ext;
         memcpy(&ext, (const char *) pkt + sizeof(h), sizeof(ext));
         v->msg_sz = ext.msg_sz;
+        if (v->msg_sz > IBMC_PKT_MAX_MSG_SZ)
+            return IBMC_PKT_ERR_SIZE;
     }
     if (h.type != IBMC_PKT_AM && h.type != IBMC_PKT_RNDV)
         return IBMC_PKT_OK;

@@ -88,6 +88,10 @@ enum {
     IBMC_PKT_ERR_FLAGS = -5     /* flags that do not belong to the packet's type */
 };
 
+/* The largest message a packet may announce: MPICH counts bytes in a signed
+ * MPI_Aint. */
+#define IBMC_PKT_MAX_MSG_SZ ((uint64_t) INT64_MAX)
+
 /* Check a packet of `len` bytes and describe it.  For IBMC_PKT_RNDV the
  * payload must also hold `rndv_info_sz` bytes after the AM header. */
 int ibmc_pkt_parse(const void *pkt, size_t len, size_t rndv_info_sz, ibmc_pkt_view_t * v);
