@@ -9,9 +9,12 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_impl.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_types.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_verbs.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_err.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_wire.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_devsel.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cm_msg.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cookie.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
@@ -33,6 +36,9 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_verbs.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_conn.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cm_msg.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_cookie.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_ud.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \

@@ -25,7 +25,7 @@ int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
         .num_sge = 1
     }, *bad;
     int rc = ibv_post_srq_recv(st->hca.srq, &wr, &bad);
-    return rc ? MPIDI_IBMC_verbs_error("ibv_post_srq_recv", rc) : MPI_SUCCESS;
+    return rc ? MPIDI_IBMC_VERBS_ERROR("ibv_post_srq_recv", rc) : MPI_SUCCESS;
 }
 
 /* A new connection is promised its base credits + IBMC_CREDIT_SPARE
@@ -56,7 +56,7 @@ int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
                                    IBV_ACCESS_LOCAL_WRITE);
     if (!mr) {
         MPL_free(mem);
-        return MPIDI_IBMC_verbs_error("ibv_reg_mr", errno);
+        return MPIDI_IBMC_VERBS_ERROR("ibv_reg_mr", errno);
     }
     st->rchunk_mem[k] = mem;
     st->rchunk_mr[k] = mr;
@@ -100,21 +100,64 @@ int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt
     return MPI_SUCCESS;
 }
 
-int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx)
+/* The least CH4 AM header each of MPIDIG's own handlers reads: its message
+ * struct (ch4_types.h).  Handlers registered at run time are only checked
+ * for being registered. */
+static const unsigned short am_hdr_min[MPIDIG_HANDLER_STATIC_MAX] = {
+    [MPIDIG_SEND] = sizeof(MPIDIG_hdr_t),
+    [MPIDIG_SEND_CTS] = sizeof(MPIDIG_send_cts_msg_t),
+    [MPIDIG_SEND_DATA] = sizeof(MPIDIG_send_data_msg_t),
+    [MPIDIG_SSEND_ACK] = sizeof(MPIDIG_ssend_ack_msg_t),
+    [MPIDIG_PART_SEND_INIT] = sizeof(MPIDIG_part_send_init_msg_t),
+    [MPIDIG_PART_CTS] = sizeof(MPIDIG_part_cts_msg_t),
+    [MPIDIG_PART_SEND_DATA] = sizeof(MPIDIG_part_send_data_msg_t),
+    [MPIDIG_PUT_REQ] = sizeof(MPIDIG_put_msg_t),
+    [MPIDIG_PUT_ACK] = sizeof(MPIDIG_put_ack_msg_t),
+    [MPIDIG_PUT_DT_REQ] = sizeof(MPIDIG_put_msg_t),
+    [MPIDIG_PUT_DAT_REQ] = sizeof(MPIDIG_put_dat_msg_t),
+    [MPIDIG_PUT_DT_ACK] = sizeof(MPIDIG_put_dt_ack_msg_t),
+    [MPIDIG_GET_REQ] = sizeof(MPIDIG_get_msg_t),
+    [MPIDIG_GET_ACK] = sizeof(MPIDIG_get_ack_msg_t),
+    [MPIDIG_ACC_REQ] = sizeof(MPIDIG_acc_req_msg_t),
+    [MPIDIG_ACC_ACK] = sizeof(MPIDIG_acc_ack_msg_t),
+    [MPIDIG_ACC_DT_REQ] = sizeof(MPIDIG_acc_req_msg_t),
+    [MPIDIG_ACC_DAT_REQ] = sizeof(MPIDIG_acc_dat_msg_t),
+    [MPIDIG_ACC_DT_ACK] = sizeof(MPIDIG_acc_dt_ack_msg_t),
+    [MPIDIG_GET_ACC_REQ] = sizeof(MPIDIG_get_acc_req_msg_t),
+    [MPIDIG_GET_ACC_ACK] = sizeof(MPIDIG_get_acc_ack_msg_t),
+    [MPIDIG_GET_ACC_DT_REQ] = sizeof(MPIDIG_get_acc_req_msg_t),
+    [MPIDIG_GET_ACC_DAT_REQ] = sizeof(MPIDIG_get_acc_dat_msg_t),
+    [MPIDIG_GET_ACC_DT_ACK] = sizeof(MPIDIG_get_acc_dt_ack_msg_t),
+    [MPIDIG_CSWAP_REQ] = sizeof(MPIDIG_cswap_req_msg_t),
+    [MPIDIG_CSWAP_ACK] = sizeof(MPIDIG_cswap_ack_msg_t),
+    [MPIDIG_WIN_COMPLETE] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_POST] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_LOCK] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_LOCK_ACK] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_UNLOCK] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_UNLOCK_ACK] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_LOCKALL] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_LOCKALL_ACK] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_UNLOCKALL] = sizeof(MPIDIG_win_cntrl_msg_t),
+    [MPIDIG_WIN_UNLOCKALL_ACK] = sizeof(MPIDIG_win_cntrl_msg_t),
+};
+
+/* What is wrong with an active message's addressing, or NULL: the handler
+ * must exist, be given at least the header it reads, and run on a VCI this
+ * process has; only point-to-point sends come by rendezvous. */
+static const char *check_am(const ibmc_pkt_view_t * v)
 {
-    const size_t stride = IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES;
-    struct ibv_sge sge = {
-        .addr = (uintptr_t) (st->ud_rbufs + (size_t) idx * stride),
-        .length = (uint32_t) stride,
-        .lkey = st->mr->lkey
-    };
-    struct ibv_recv_wr wr = {
-        .wr_id = IBMC_WR_ID(IBMC_WR_UD_RECV, idx),
-        .sg_list = &sge,
-        .num_sge = 1
-    }, *bad;
-    int rc = ibv_post_recv(st->hca.ud_qp, &wr, &bad);
-    return rc ? MPIDI_IBMC_verbs_error("ibv_post_recv(UD)", rc) : MPI_SUCCESS;
+    if (v->handler_id >= MPIDI_AM_HANDLERS_MAX || !MPIDIG_global.target_msg_cbs[v->handler_id])
+        return "an active message for a handler that does not exist";
+    if (v->dst_vci >= MPIDI_global.n_vcis || v->src_vci >= IBMC_PKT_MAX_VCIS)
+        return "an active message for a VCI that does not exist";
+    /* the compact form is checked when it is expanded (deliver_send16) */
+    if (!(v->flags & IBMC_PKT_F_SEND16) && v->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
+        v->am_hdr_sz < am_hdr_min[v->handler_id])
+        return "an active-message header shorter than its handler reads";
+    if (v->type == IBMC_PKT_RNDV && v->handler_id != MPIDIG_SEND)
+        return "a rendezvous for a handler other than point-to-point send";
+    return NULL;
 }
 
 static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, void *data,
@@ -123,13 +166,6 @@ static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, void 
     uint32_t attr = 0;
     MPIDIG_AM_ATTR_SET_VCIS(attr, src_vci, dst_vci);
     return MPIDIG_global.target_msg_cbs[handler_id] (am_hdr, data, data_sz, attr, NULL);
-}
-
-static int proto_error(int rank, const char *what)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_proto", "**ibmc_proto %d %s", rank, what);
-    return mpi_errno;
 }
 
 /* An eager MPIDIG_SEND whose header came in its 16-byte form (ibmc_send16_t):
@@ -142,7 +178,7 @@ static int deliver_send16(const MPIDI_IBMC_conn_t * conn, const ibmc_pkt_view_t 
     size_t used = ibmc_send16_unpack(v->payload, v->plen, &f);
 
     if (v->handler_id != MPIDIG_SEND || !used || used != v->am_hdr_sz)
-        return proto_error(conn->rank, "a malformed compact send header");
+        return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a malformed compact send header");
     memset(&hdr, 0, sizeof(hdr));
     hdr.src_rank = f.src_rank;
     hdr.tag = f.tag;
@@ -163,11 +199,11 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
     ibmc_pkt_view_t v;
 
     if (src_rank >= (uint32_t) st->world_size)
-        return proto_error(-1, "a packet without a valid sender rank in its immediate data");
+        return MPIDI_IBMC_PROTO_ERROR(-1, "a packet without a valid sender rank in its immediate data");
     MPIDI_IBMC_conn_t *conn = &st->conns[src_rank];
     int rc = ibmc_pkt_parse(pkt, len, sizeof(ibmc_rndv_t), &v);
     if (rc)
-        return proto_error(conn->rank, ibmc_pkt_strerror(rc));
+        return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_pkt_strerror(rc));
 
     conn->rx_pkts++;
     conn->rx_bytes += len;
@@ -181,14 +217,16 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
     }
     if (v.credits) {
         if (ibmc_credit_grant(&conn->cr, v.credits))
-            return proto_error(conn->rank, "more credits back than it was given");
+            return MPIDI_IBMC_PROTO_ERROR(conn->rank, "more credits back than it was given");
         /* sends that waited for credits can go */
         if (conn->q_head || conn->need_rtu)
             MPIDI_IBMC_conn_mark_busy(st, conn);
     }
-    if ((v.type == IBMC_PKT_AM || v.type == IBMC_PKT_RNDV) &&
-        v.handler_id >= MPIDI_AM_HANDLERS_MAX)
-        return proto_error(conn->rank, "an unknown active-message handler");
+    if (v.type == IBMC_PKT_AM || v.type == IBMC_PKT_RNDV) {
+        const char *bad = check_am(&v);
+        if (bad)
+            return MPIDI_IBMC_PROTO_ERROR(conn->rank, bad);
+    }
 
     switch (v.type) {
         case IBMC_PKT_RTU:
@@ -197,7 +235,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
 
         case IBMC_PKT_AM:
             if (ibmc_reasm_active(&conn->rx))
-                return proto_error(conn->rank, ibmc_reasm_strerror(IBMC_REASM_ERR_BUSY));
+                return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_reasm_strerror(IBMC_REASM_ERR_BUSY));
             if (v.flags & IBMC_PKT_F_SEND16) {
                 mpi_errno = deliver_send16(conn, &v);
                 MPIR_ERR_CHECK(mpi_errno);
@@ -213,7 +251,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
                 rc = ibmc_reasm_first(&conn->rx, buf, v.msg_sz, v.payload, v.plen);
                 if (rc < 0) {
                     MPL_free(buf);
-                    return proto_error(conn->rank, ibmc_reasm_strerror(rc));
+                    return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_reasm_strerror(rc));
                 }
                 conn->rx_handler_id = v.handler_id;
                 conn->rx_src_vci = v.src_vci;
@@ -225,7 +263,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
         case IBMC_PKT_AM_CONT:{
                 rc = ibmc_reasm_cont(&conn->rx, v.payload, v.plen);
                 if (rc < 0)
-                    return proto_error(conn->rank, ibmc_reasm_strerror(rc));
+                    return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_reasm_strerror(rc));
                 if (rc == IBMC_REASM_COMPLETE) {
                     MPI_Aint msg_sz = (MPI_Aint) conn->rx.msg_sz;
                     char *buf = ibmc_reasm_take(&conn->rx);
@@ -240,7 +278,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
 
         case IBMC_PKT_RNDV:
             if (ibmc_reasm_active(&conn->rx))
-                return proto_error(conn->rank, "a rendezvous inside a fragmented message");
+                return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a rendezvous inside a fragmented message");
             mpi_errno = MPIDI_IBMC_rndv_recv(st, conn, &v);
             MPIR_ERR_CHECK(mpi_errno);
             break;
@@ -256,7 +294,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
             break;
 
         default:
-            return proto_error(conn->rank, "an unknown packet type");
+            return MPIDI_IBMC_PROTO_ERROR(conn->rank, "an unknown packet type");
     }
   fn_fail:
     return mpi_errno;

@@ -82,7 +82,7 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc) {
         MPIDI_IBMC_sbuf_release(st, idx);
-        mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_send(RC)", rc);
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_post_send(RC)", rc);
         goto fn_fail;
     }
     conn->sq_inflight++;

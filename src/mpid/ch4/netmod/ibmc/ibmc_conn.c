@@ -8,53 +8,24 @@
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
+#include "ibmc_cm_msg.h"
 
-/* Datagrams may be lost, and the state machine retransmits; so a full UD send
- * queue is not an error: the message is dropped and sent again later. */
+/* A REQ or REP for `conn`.  Its RC QP's number and first PSN go with it;
+ * a REQ carries this side's nonce, a REP echoes the peer's. */
 static int send_cm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, uint32_t type)
 {
-    int mpi_errno = MPI_SUCCESS;
-    ibmc_verbs_err_t e;
+    ibmc_cm_msg_t msg;
 
-    if (!conn->ah) {
-        if (ibmc_verbs_create_ah(&st->hca, &st->cards[conn->rank], &conn->ah, &e))
-            return MPIDI_IBMC_verbs_error(e.call, e.err);
-    }
-    if (st->ud_sq_inflight >= st->n_ud_sbufs)
-        return MPI_SUCCESS;
-
-    int slot = st->ud_sq_next;
-    st->ud_sq_next = (st->ud_sq_next + 1) % st->n_ud_sbufs;
-    ibmc_cm_msg_t *msg = (ibmc_cm_msg_t *) (st->ud_sbufs + (size_t) slot * IBMC_CM_MSG_BYTES);
-    msg->magic = IBMC_CM_MAGIC;
-    msg->type = type;
-    msg->src_rank = (uint32_t) st->my_rank;
-    msg->rc_qpn = conn->qp->qp_num;
-    msg->job_key = st->job_key;
-
-    struct ibv_sge sge = {
-        .addr = (uintptr_t) msg,
-        .length = sizeof(*msg),
-        .lkey = st->mr->lkey
-    };
-    struct ibv_send_wr wr, *bad;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = IBMC_WR_ID(IBMC_WR_UD_SEND, slot);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = conn->ah;
-    wr.wr.ud.remote_qpn = st->cards[conn->rank].ud_qpn;
-    wr.wr.ud.remote_qkey = IBMC_UD_QKEY;
-    int rc = ibv_post_send(st->hca.ud_qp, &wr, &bad);
-    if (rc) {
-        e.call = "ibv_post_send(UD)";
-        e.err = rc;
-        return MPIDI_IBMC_verbs_error(e.call, e.err);
-    }
-    st->ud_sq_inflight++;
-    return mpi_errno;
+    memset(&msg, 0, sizeof(msg));
+    msg.magic = IBMC_CM_MAGIC;
+    msg.type = type;
+    msg.src_rank = (uint32_t) st->my_rank;
+    msg.rc_qpn = conn->qp->qp_num;
+    msg.rc_psn = conn->psn;
+    msg.job_key = st->job_key;
+    msg.nonce = conn->nonce;
+    msg.echo = type == IBMC_CM_MSG_REP ? conn->peer_nonce : 0;
+    return MPIDI_IBMC_ud_send(st, conn, &msg);
 }
 
 void MPIDI_IBMC_conn_mark_busy(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
@@ -75,18 +46,23 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
 
     if (act & IBMC_CM_ACT_CREATE_QP) {
         if (ibmc_verbs_create_rc_qp(&st->hca, st->sq_depth, &conn->qp, &e))
-            return MPIDI_IBMC_verbs_error(e.call, e.err);
+            return MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
         MPIDI_IBMC_pvars.rc_connections++;
+        /* random first PSNs: a stale or forged packet cannot guess where the
+         * connection's sequence is */
+        conn->psn = (uint32_t) MPIDI_IBMC_random_u64() & IBMC_PSN_MASK;
+        conn->nonce = MPIDI_IBMC_random_u64();
         /* the peer may send as soon as the handshake ends: back its credits now */
         mpi_errno = MPIDI_IBMC_rbuf_reserve(st, conn);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (act & IBMC_CM_ACT_CONNECT) {
         if (ibmc_verbs_connect_rc_qp(&st->hca, conn->qp, &st->cards[conn->rank],
-                                     conn->cm.remote_qpn, &e))
-            return MPIDI_IBMC_verbs_error(e.call, e.err);
+                                     conn->cm.remote_qpn, conn->peer_psn, conn->psn, &e))
+            return MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
     }
     if (act & IBMC_CM_ACT_SEND_REQ) {
+        conn->nonce_sent = 1;
         mpi_errno = send_cm(st, conn, IBMC_CM_MSG_REQ);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -101,8 +77,11 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (act & IBMC_CM_ACT_FAIL) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
-                             conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        /* fatal: the messages queued for the peer can never be delivered */
+        mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
+                                         MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
+                                         conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        goto fn_fail;
     }
     if (MPIDI_IBMC_conn_has_work(conn))
         MPIDI_IBMC_conn_mark_busy(st, conn);
@@ -111,23 +90,25 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     return mpi_errno;
 }
 
-int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const char *buf, size_t len)
+int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const ibmc_cm_msg_t * msg, int *mpi_errno)
 {
-    const ibmc_cm_msg_t *msg = (const ibmc_cm_msg_t *) buf;
-
-    /* strays from another job or garbage are dropped, not fatal */
-    if (len < sizeof(*msg) || msg->magic != IBMC_CM_MAGIC || msg->job_key != st->job_key ||
-        msg->src_rank >= (uint32_t) st->world_size)
-        return MPI_SUCCESS;
     MPIDI_IBMC_conn_t *conn = &st->conns[msg->src_rank];
-    ibmc_cm_event_t ev;
-    if (msg->type == IBMC_CM_MSG_REQ)
-        ev = IBMC_CM_EV_RECV_REQ;
-    else if (msg->type == IBMC_CM_MSG_REP)
+    ibmc_cm_event_t ev = IBMC_CM_EV_RECV_REQ;
+
+    *mpi_errno = MPI_SUCCESS;
+    if (msg->type == IBMC_CM_MSG_REP) {
+        /* only an answer to a REQ of ours: its nonce never left this pair */
+        if (!conn->nonce_sent || msg->echo != conn->nonce)
+            return IBMC_CM_MSG_ERR_ECHO;
         ev = IBMC_CM_EV_RECV_REP;
-    else
-        return MPI_SUCCESS;
-    return MPIDI_IBMC_conn_event(st, conn, ev, msg->rc_qpn);
+    }
+    /* the PSN travels with the QP number it belongs to; the state machine
+     * decides whether to connect to them */
+    conn->peer_psn = msg->rc_psn & IBMC_PSN_MASK;
+    if (ev == IBMC_CM_EV_RECV_REQ)
+        conn->peer_nonce = msg->nonce;
+    *mpi_errno = MPIDI_IBMC_conn_event(st, conn, ev, msg->rc_qpn);
+    return IBMC_CM_MSG_OK;
 }
 
 /* Walk the busy list: fire due handshake timers and push out queued sends.

@@ -116,7 +116,7 @@ int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len)
     struct ibv_port_attr pattr;
     if (ibv_query_device(hca->ctx, &hca->dev_attr) ||
         ibv_query_port(hca->ctx, (uint8_t) port, &pattr)) {
-        mpi_errno = MPIDI_IBMC_verbs_error("ibv_query_device/ibv_query_port", errno);
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_query_device/ibv_query_port", errno);
         goto fn_fail;
     }
     hca->link_layer = pattr.link_layer;

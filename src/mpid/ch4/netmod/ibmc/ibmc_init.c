@@ -263,7 +263,7 @@ static int setup_buffers(MPIDI_IBMC_state_t * st)
 
     st->mr = ibv_reg_mr(st->hca.pd, st->mem, st->mem_sz, IBV_ACCESS_LOCAL_WRITE);
     if (!st->mr) {
-        mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr", errno);
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_reg_mr", errno);
         goto fn_fail;
     }
 
@@ -282,19 +282,10 @@ static int setup_buffers(MPIDI_IBMC_state_t * st)
     }
     st->rpool.posted = st->n_rbufs;
     for (int i = 0; i < st->n_ud_rbufs; i++) {
-        mpi_errno = MPIDI_IBMC_post_ud_rbuf(st, i);
+        mpi_errno = MPIDI_IBMC_ud_post_rbuf(st, i);
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:
-    return mpi_errno;
-}
-
-int MPIDI_IBMC_verbs_error(const char *call, int err)
-{
-    int mpi_errno = MPI_SUCCESS;
-    char ebuf[128];
-    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s", call,
-                  MPIR_Strerror(err, ebuf, sizeof(ebuf)));
     return mpi_errno;
 }
 
@@ -302,12 +293,15 @@ static void free_state(MPIDI_IBMC_state_t * st)
 {
     if (!st)
         return;
+    /* every QP and memory region goes before the protection domain and the
+     * device they belong to (ibmc_verbs_teardown) */
     MPIDI_IBMC_conn_destroy_all(st);
+    MPIDI_IBMC_rndv_free_all(st);
     MPIDI_IBMC_mem_finalize(st);
+    MPIDI_IBMC_rbuf_free_chunks(st);
     if (st->mr)
         ibv_dereg_mr(st->mr);
     ibmc_verbs_teardown(&st->hca);
-    MPIDI_IBMC_rbuf_free_chunks(st);
     MPL_free(st->mem);
     MPL_free(st->sbufs);
     MPL_free(st->cards);
@@ -367,6 +361,7 @@ int MPIDI_IBMC_init_local(int *tag_bits)
 
     st = MPL_calloc(1, sizeof(*st), MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!st, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    ibmc_cookie_init(&st->rndv_cookies);
 
     mpi_errno = MPIDI_IBMC_device_open(&st->hca, st->hca_name, sizeof(st->hca_name));
     MPIR_ERR_CHECK(mpi_errno);
@@ -414,8 +409,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIR_ERR_CHKANDJUMP(!st->rchunk_mem || !st->rchunk_mr, mpi_errno, MPI_ERR_OTHER, "**nomem");
     int cq_depth = cq_fixed + (int) srq_cap;
     if (ibmc_verbs_setup(&st->hca, cq_depth, (int) srq_cap, &e) ||
-        ibmc_verbs_create_ud_qp(&st->hca, st->n_ud_sbufs, st->n_ud_rbufs, &e)) {
-        mpi_errno = MPIDI_IBMC_verbs_error(e.call, e.err);
+        ibmc_verbs_create_ud_qp(&st->hca, 0, st->n_ud_sbufs, st->n_ud_rbufs, &e)) {
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
         goto fn_fail;
     }
 
@@ -450,6 +445,16 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIDI_IBMC_global.state = NULL;
     free_state(st);
     goto fn_exit;
+}
+
+uint64_t MPIDI_IBMC_random_u64(void)
+{
+    uint64_t r;
+    if (getrandom(&r, sizeof(r), 0) == (ssize_t) sizeof(r))
+        return r;
+    /* getrandom fails only before the kernel's pool is initialised, long
+     * before an MPI job runs; stay usable rather than fail */
+    return (uint64_t) (MPIDI_IBMC_now() * 1e9) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) & r;
 }
 
 static uint64_t card_hash(const ibmc_card_t * c)
@@ -488,6 +493,7 @@ int MPIDI_IBMC_init_world(void)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
     ibmc_card_t card;
+    ibmc_verbs_err_t e;
     void *table = NULL;
 
     MPIR_FUNC_ENTER;
@@ -495,8 +501,7 @@ int MPIDI_IBMC_init_world(void)
     ibmc_verbs_fill_card(&st->hca, &card);
     /* The job key is a hash of rank 0's card (below); its random nonce
      * keeps another job, or a process on the fabric, from computing it. */
-    if (getrandom(&card.nonce, sizeof(card.nonce), 0) != (ssize_t) sizeof(card.nonce))
-        card.nonce = (uint64_t) (MPIDI_IBMC_now() * 1e9) ^ (uint64_t) getpid();
+    card.nonce = MPIDI_IBMC_random_u64();
     /* fixed-size cards: the table holds them back to back, by world rank */
     mpi_errno = MPIDU_bc_table_create(st->my_rank, st->world_size, MPIR_Process.node_map, &card,
                                       (int) sizeof(card), TRUE, 0, &table, NULL);
@@ -518,6 +523,13 @@ int MPIDI_IBMC_init_world(void)
         MPIDI_IBMC_AV(&MPIDIU_get_av(0, i)).world_rank = i;
     }
     st->job_key = card_hash(&st->cards[0]);
+    /* Connection datagrams use a Q_Key only the job knows.  A peer still on
+     * the initial key for a moment drops our first REQ, which is sent again. */
+    st->ud_qkey = (uint32_t) (st->job_key >> 32) & IBMC_QKEY_MASK;
+    if (ibmc_verbs_set_qkey(st->hca.ud_qp, st->ud_qkey, &e)) {
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
+        goto fn_fail;
+    }
     st->yield = decide_yield(st);
 
     if (MPIR_CVAR_IBMC_STATS) {
@@ -542,14 +554,15 @@ int MPIDI_IBMC_post_init(void)
     return MPI_SUCCESS;
 }
 
-static int sends_pending(MPIDI_IBMC_state_t * st)
+/* The first peer with sends or READs not yet completed, or -1. */
+static int peer_pending(MPIDI_IBMC_state_t * st)
 {
     for (int i = 0; i < st->world_size; i++) {
         if (st->conns[i].q_head || st->conns[i].rd_head || st->conns[i].sq_inflight ||
             st->conns[i].need_rtu)
-            return 1;
+            return i;
     }
-    return 0;
+    return -1;
 }
 
 int MPIDI_IBMC_mpi_finalize_hook(void)
@@ -565,10 +578,19 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
     MPIDI_IBMC_mcast_finalize(st);
 
     /* Everything we sent must have reached its peer before the QPs go away;
-     * the PMI barrier then guarantees nobody still sends to us. */
-    while (st->conns && sends_pending(st)) {
+     * the PMI barrier then guarantees nobody still sends to us.  A peer that
+     * takes nothing for MPIR_CVAR_IBMC_CONNECT_TIMEOUT seconds (its QP would
+     * have failed long before, unless it stopped reposting buffers) ends the
+     * wait with an error naming it, not a hang. */
+    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
+    int peer;
+    while (st->conns && (peer = peer_pending(st)) >= 0) {
         mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
         MPIR_ERR_CHECK(mpi_errno);
+        if (MPIDI_IBMC_now() > deadline) {
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_drain", "**ibmc_drain %d %d",
+                                 peer, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        }
     }
     mpi_errno = MPIR_pmi_barrier();
     MPIR_ERR_CHECK(mpi_errno);

@@ -490,7 +490,7 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
      * number on its own GID: other hosts reuse QP numbers) */
     if (wc->status != IBV_WC_SUCCESS || (wc->src_qp == mc->qp->qp_num &&
                                          (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16)))) {
-        return post_recv(mc, idx) ? MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO) :
+        return post_recv(mc, idx) ? MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO) :
             MPI_SUCCESS;
     }
     MPIDI_IBMC_pvars.mcast_pkts_recvd++;
@@ -514,7 +514,7 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
             MPIDI_IBMC_pvars.mcast_faults++;
         }
         if (out[i].release && post_recv(mc, j)) {
-            mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO);
+            mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO);
             goto fn_fail;
         }
     }
@@ -581,7 +581,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st)
         drain_cm_events(mc);
     int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
     if (n < 0)
-        return MPIDI_IBMC_verbs_error("ibv_poll_cq(multicast)", EIO);
+        return MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast)", EIO);
     for (int i = 0; i < n; i++) {
         if (wc[i].opcode & IBV_WC_RECV)
             mpi_errno = recv_completion(st, mc, &wc[i]);
@@ -598,7 +598,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st)
             mpi_errno = handle_mcast(st, mc, j, m->len, m->src_qp, m->has_gid ? &m->sgid : NULL);
             MPIR_ERR_CHECK(mpi_errno);
             if (post_recv(mc, j))
-                return MPIDI_IBMC_verbs_error("ibv_post_recv(multicast)", EIO);
+                return MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO);
         }
     }
     /* retired channels go once every member has all their packets */
@@ -942,7 +942,7 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     c->ring_mr = ibv_reg_mr(st->hca.pd, c->ring, (size_t) w * slot, IBV_ACCESS_LOCAL_WRITE);
     if (!c->ring_mr) {
         /* the others have joined: an error, not a silent fallback on one rank */
-        mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr(multicast ring)", errno);
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_reg_mr(multicast ring)", errno);
         goto fn_fail;
     }
     ibmc_mcast_rx_init(&c->rx, id, mc->payload_max, w, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY,
@@ -994,7 +994,7 @@ static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
         wr.wr.ud.remote_qkey = c->qkey;
         int rc = ibv_post_send(mc->qp, &wr, &bad);
         if (rc)
-            return MPIDI_IBMC_verbs_error("ibv_post_send(multicast)", rc);
+            return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc);
         mc->sq_inflight++;
         MPIDI_IBMC_pvars.mcast_pkts_sent++;
         MPIDI_IBMC_pvars.mcast_bytes_sent += len;

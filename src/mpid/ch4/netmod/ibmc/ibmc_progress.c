@@ -32,7 +32,9 @@ static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
     const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
         "RC receive" : kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
         kind == IBMC_WR_UD_SEND ? "connection datagram send" : "connection datagram receive";
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+    /* fatal (see ibmc_err.h): the QP is in the error state and what was in
+     * flight on it is lost */
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
                                 MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
                                 ibv_wc_status_str(wc->status));
 }
@@ -53,11 +55,19 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
                 break;
             }
         case IBMC_WR_RC_RECV:{
-                /* read who sent what before the buffer is posted again; every
-                 * RC packet carries its sender's rank as immediate data */
+                /* read who sent what before the buffer is posted again.  Every
+                 * RC packet carries its sender's rank as immediate data, and it
+                 * must be the rank this QP is connected to: a peer cannot speak
+                 * for another. */
                 const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) MPIDI_IBMC_rbuf_addr(st, idx);
                 uint32_t src = (wc->wc_flags & IBV_WC_WITH_IMM) ? be32toh(wc->imm_data) :
                     UINT32_MAX;
+                if (src >= (uint32_t) st->world_size || !st->conns[src].qp ||
+                    st->conns[src].qp->qp_num != wc->qp_num) {
+                    int peer = find_peer_by_qpn(st, wc->qp_num);
+                    return MPIDI_IBMC_PROTO_ERROR(peer, "a packet whose sender rank is not "
+                                                  "the one its connection belongs to");
+                }
                 int type = wc->byte_len >= sizeof(*h) ? h->type : 0;
                 int flags = wc->byte_len >= sizeof(*h) ? h->flags : 0;
                 mpi_errno = MPIDI_IBMC_recv_packet(st, src, (const char *) h, wc->byte_len);
@@ -73,16 +83,9 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
         case IBMC_WR_UD_SEND:
             st->ud_sq_inflight--;
             break;
-        case IBMC_WR_UD_RECV:{
-                const char *buf = st->ud_rbufs + (size_t) idx * (IBMC_GRH_BYTES + IBMC_CM_MSG_BYTES);
-                if (wc->byte_len > IBMC_GRH_BYTES) {
-                    mpi_errno = MPIDI_IBMC_conn_recv_cm(st, buf + IBMC_GRH_BYTES,
-                                                        wc->byte_len - IBMC_GRH_BYTES);
-                    MPIR_ERR_CHECK(mpi_errno);
-                }
-                mpi_errno = MPIDI_IBMC_post_ud_rbuf(st, idx);
-                break;
-            }
+        case IBMC_WR_UD_RECV:
+            mpi_errno = MPIDI_IBMC_ud_recv(st, wc, idx);
+            break;
     }
   fn_fail:
     return mpi_errno;

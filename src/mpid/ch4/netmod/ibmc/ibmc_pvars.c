@@ -55,6 +55,11 @@ void MPIDI_IBMC_pvars_register(void)
               "credits: MPIR_CVAR_IBMC_EAGER_CREDITS more, up to "
               "MPIR_CVAR_IBMC_EAGER_CREDITS_MAX, lent from receive buffers no peer was "
               "promised.");
+    IBMC_PVAR(cm_dropped,
+              "Connection datagrams this process refused: another job's, malformed, not sent "
+              "from the UD queue pair and port of the rank they name, or a reply that does "
+              "not answer this process's request.  Nonzero on a quiet fabric means something "
+              "else sends to this job's queue pairs.");
     IBMC_PVAR(mcast_bcasts,
               "Broadcasts on which this process used the hardware-multicast channel "
               "(MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast), as root or receiver.");

@@ -28,6 +28,7 @@ typedef struct {
     unsigned long long rc_connections;  /* RC queue pairs created (on first use of a peer) */
     unsigned long long credit_stalls;   /* sends that waited for a peer's eager credits */
     unsigned long long credit_lends;    /* eager windows this process grew for streaming peers */
+    unsigned long long cm_dropped;      /* connection datagrams refused (ibmc_cm_msg.h) */
     /* the multicast channel (ibmc_mcast.c) */
     unsigned long long mcast_bcasts;    /* broadcasts that went over multicast, as root or not */
     unsigned long long mcast_pkts_sent; /* multicast sends posted (one per fragment) */

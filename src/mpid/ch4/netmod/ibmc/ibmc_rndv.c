@@ -54,13 +54,6 @@ cvars:
 
 #define RNDV_RREQ(rreq) (MPIDIG_REQUEST(rreq, netmod_am.ibmc))
 
-static int proto_error(int rank, const char *what)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**ibmc_proto", "**ibmc_proto %d %s", rank, what);
-    return mpi_errno;
-}
-
 int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
                          const void *am_hdr, MPI_Aint am_hdr_sz, const void *buf,
                          MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
@@ -80,8 +73,13 @@ int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
     rs->sreq = sreq;
     rs->handler_id = handler_id;
     memset(&info, 0, sizeof(info));
+    /* the FIN names this state by a cookie only this peer can spend once */
+    if (ibmc_cookie_put(&st->rndv_cookies, rs, conn->rank, &info.cookie)) {
+        MPIDI_IBMC_mem_release(st, &rs->reg);
+        MPL_free(rs);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
     info.addr = (uint64_t) (uintptr_t) buf;
-    info.cookie = (uint64_t) (uintptr_t) rs;
     info.rkey = rs->reg.mr->rkey;
     mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV, handler_id, am_hdr, am_hdr_sz,
                                      &info, (MPI_Aint) sizeof(info), data_sz, src_vci, dst_vci);
@@ -102,16 +100,30 @@ int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const
     ibmc_rndv_fin_t fin;
 
     if (plen < sizeof(fin))
-        return proto_error(conn->rank, "a short rendezvous completion");
+        return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a short rendezvous completion");
     memcpy(&fin, payload, sizeof(fin));
-    MPIDI_IBMC_rndv_send_t *rs = (MPIDI_IBMC_rndv_send_t *) (uintptr_t) fin.cookie;
+    MPIDI_IBMC_rndv_send_t *rs = ibmc_cookie_take(&st->rndv_cookies, fin.cookie, conn->rank);
     if (!rs)
-        return proto_error(conn->rank, "a rendezvous completion without a cookie");
+        return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a rendezvous completion for no transfer of "
+                                      "ours to it (unknown, repeated or another peer's)");
     MPIDI_IBMC_mem_release(st, &rs->reg);
     if (rs->sreq)
         mpi_errno = MPIDIG_global.origin_cbs[rs->handler_id] (rs->sreq);
     MPL_free(rs);
     return mpi_errno;
+}
+
+/* At finalize: transfers a peer never finished (it died, or the job is
+ * aborting) give their registrations back before the device closes. */
+void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st)
+{
+    uint32_t pos = 0;
+    MPIDI_IBMC_rndv_send_t *rs;
+    while ((rs = ibmc_cookie_next_live(&st->rndv_cookies, &pos))) {
+        MPIDI_IBMC_mem_release(st, &rs->reg);
+        MPL_free(rs);
+    }
+    ibmc_cookie_destroy(&st->rndv_cookies);
 }
 
 /* All data is in: unpack if we bounced, tell the sender, complete the receive
@@ -188,7 +200,7 @@ static int read_start(MPIDI_IBMC_state_t * st, MPIR_Request * rreq)
         rd->laddr = rd->bounce;
         err = MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg);
         if (err) {
-            mpi_errno = MPIDI_IBMC_verbs_error("ibv_reg_mr", err);
+            mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_reg_mr", err);
             goto fn_fail;
         }
     }
@@ -236,7 +248,7 @@ int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
                                                              attr, &rreq);
     MPIR_ERR_CHECK(mpi_errno);
     if (!rreq)
-        return proto_error(conn->rank, "a rendezvous message for a handler without a request");
+        return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a rendezvous message for a handler without a request");
 
     /* held until read_finish, as the other CH4 transports do for async data */
     MPIR_cc_inc(rreq->cc_ptr);
@@ -277,7 +289,7 @@ int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn
         wr.wr.rdma.rkey = rd->rkey;
         int rc = ibv_post_send(conn->qp, &wr, &bad);
         if (rc) {
-            mpi_errno = MPIDI_IBMC_verbs_error("ibv_post_send(RDMA READ)", rc);
+            mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_post_send(RDMA READ)", rc);
             goto fn_fail;
         }
         conn->sq_inflight++;

@@ -10,6 +10,7 @@
 
 #include "ibmc_impl.h"
 #include "ibmc_verbs.h"
+#include "ibmc_err.h"
 #include "ibmc_wire.h"
 #include "ibmc_cm_fsm.h"
 #include "ibmc_frag.h"
@@ -17,6 +18,7 @@
 #include "ibmc_rcache.h"
 #include "ibmc_credit.h"
 #include "ibmc_pvars.h"
+#include "ibmc_cookie.h"
 
 /* Work-request ids: the low three bits say what the completion is for, the
  * rest index the buffer it used or, for an RDMA READ, point to its
@@ -97,6 +99,10 @@ typedef struct MPIDI_IBMC_conn {
     int rank;                   /* in MPI_COMM_WORLD */
     ibmc_cm_t cm;
     struct ibv_qp *qp;
+    uint32_t psn, peer_psn;     /* first packet sequence numbers of our QP and the peer's */
+    uint64_t nonce;             /* sent in our REQ; a REP must echo it (ibmc_cm_msg.h) */
+    uint64_t peer_nonce;        /* of the peer's last REQ, echoed in our REP */
+    int nonce_sent;             /* a REQ went out: a REP can be an answer */
     struct ibv_ah *ah;          /* for connection datagrams */
     int sq_inflight;            /* posted sends not yet completed */
     int need_rtu;               /* the handshake's RTU still has to be posted */
@@ -155,6 +161,7 @@ typedef struct MPIDI_IBMC_state {
     int my_rank;
     int world_size;
     uint64_t job_key;
+    uint32_t ud_qkey;           /* of the connection datagrams: from the job key */
     ibmc_card_t *cards;         /* every process's business card, by world rank */
     MPIDI_IBMC_conn_t *conns;   /* by world rank */
     MPIDI_IBMC_conn_t *busy_head;       /* conns with queued sends or a handshake timer */
@@ -168,6 +175,7 @@ typedef struct MPIDI_IBMC_state {
     int rcache_on;
     uintptr_t heap_lo, heap_hi; /* the brk heap, the memory the cache can track */
     uint64_t reg_uncached;      /* registrations made for one transfer */
+    ibmc_cookie_table_t rndv_cookies;   /* what a peer's FIN may name (ibmc_cookie.h) */
 
     struct MPIDI_IBMC_mcast *mcast;     /* the multicast channel, set up on first use */
     int mcast_told_off, mcast_told_large;       /* those fallbacks' reasons were printed */
@@ -208,16 +216,24 @@ static inline double MPIDI_IBMC_now(void)
     return d;
 }
 
-/* ibmc_init.c: an MPICH error naming the verbs call that failed */
-int MPIDI_IBMC_verbs_error(const char *call, int err);
-
 /* ibmc_device.c */
 int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len);
+
+/* ibmc_ud.c */
+int MPIDI_IBMC_ud_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
+int MPIDI_IBMC_ud_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                       const ibmc_cm_msg_t * msg);
+int MPIDI_IBMC_ud_recv(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int idx);
+
+/* ibmc_init.c: 64 random bits from the kernel */
+uint64_t MPIDI_IBMC_random_u64(void);
 
 /* ibmc_conn.c */
 int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
                           ibmc_cm_event_t ev, uint32_t qpn);
-int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const char *buf, size_t len);
+/* a datagram that passed ibmc_cm_msg's checks: returns IBMC_CM_MSG_OK or the
+ * reason to drop it; a failure to act on it goes to *mpi_errno */
+int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const ibmc_cm_msg_t * msg, int *mpi_errno);
 int MPIDI_IBMC_conn_service_busy(MPIDI_IBMC_state_t * st);
 void MPIDI_IBMC_conn_mark_busy(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_conn_destroy_all(MPIDI_IBMC_state_t * st);
@@ -254,12 +270,12 @@ int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const
 int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd);
 int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
+void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st);
 
 /* ibmc_am_recv.c */
 int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,
                            size_t len);
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
-int MPIDI_IBMC_post_ud_rbuf(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st);
 int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type,

@@ -97,9 +97,19 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int 
     return 0;
 }
 
-int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e)
+int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int rq_depth,
+                            ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, hca->cq, IBMC_UD_QKEY, sq_depth, rq_depth, &hca->ud_qp, e);
+    return create_ud_qp(hca, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp, e);
+}
+
+int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
+{
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qkey = qkey;
+    int rc = ibv_modify_qp(qp, &attr, IBV_QP_QKEY);
+    return rc ? fail(e, "ibv_modify_qp(UD, Q_Key)", rc) : 0;
 }
 
 int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
@@ -135,9 +145,9 @@ int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = hca->port;
-    /* remote access is for the zero-copy rendezvous protocol */
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-        IBV_ACCESS_REMOTE_WRITE;
+    /* the zero-copy rendezvous protocol only reads from a peer; nothing
+     * writes into this process's memory remotely */
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_READ;
     int rc = ibv_modify_qp(*qp, &attr,
                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                            IBV_QP_ACCESS_FLAGS);
@@ -165,7 +175,8 @@ static void fill_ah_attr(const ibmc_hca_t * hca, const ibmc_card_t * card, struc
 }
 
 int ibmc_verbs_connect_rc_qp(ibmc_hca_t * hca, struct ibv_qp *qp, const ibmc_card_t * card,
-                             uint32_t remote_qpn, ibmc_verbs_err_t * e)
+                             uint32_t remote_qpn, uint32_t remote_psn, uint32_t local_psn,
+                             ibmc_verbs_err_t * e)
 {
     struct ibv_qp_attr attr;
     int rc;
@@ -175,7 +186,7 @@ int ibmc_verbs_connect_rc_qp(ibmc_hca_t * hca, struct ibv_qp *qp, const ibmc_car
     attr.path_mtu = hca->active_mtu < (enum ibv_mtu) card->active_mtu ?
         hca->active_mtu : (enum ibv_mtu) card->active_mtu;
     attr.dest_qp_num = remote_qpn;
-    attr.rq_psn = 0;
+    attr.rq_psn = remote_psn & IBMC_PSN_MASK;
     attr.max_dest_rd_atomic = IBMC_RC_RD_ATOMIC < hca->dev_attr.max_qp_rd_atom ?
         IBMC_RC_RD_ATOMIC : hca->dev_attr.max_qp_rd_atom;
     attr.min_rnr_timer = IBMC_RC_MIN_RNR_TIMER;
@@ -191,7 +202,7 @@ int ibmc_verbs_connect_rc_qp(ibmc_hca_t * hca, struct ibv_qp *qp, const ibmc_car
     attr.timeout = IBMC_RC_TIMEOUT;
     attr.retry_cnt = IBMC_RC_RETRY_CNT;
     attr.rnr_retry = IBMC_RC_RNR_RETRY;
-    attr.sq_psn = 0;
+    attr.sq_psn = local_psn & IBMC_PSN_MASK;
     attr.max_rd_atomic = IBMC_RC_RD_ATOMIC < hca->dev_attr.max_qp_init_rd_atom ?
         IBMC_RC_RD_ATOMIC : hca->dev_attr.max_qp_init_rd_atom;
     rc = ibv_modify_qp(qp, &attr,

@@ -15,7 +15,10 @@
 #include <infiniband/verbs.h>
 #include "ibmc_wire.h"
 
-#define IBMC_UD_QKEY 0x69626d63u
+/* Q_Keys with the high bit set are controlled ones an unprivileged process
+ * may not send with; the datagram QP's key is the job key's low 31 bits. */
+#define IBMC_QKEY_MASK 0x7fffffffu
+#define IBMC_PSN_MASK 0xffffffu
 #define IBMC_GRH_BYTES 40       /* every UD receive buffer starts with room for the GRH */
 
 typedef struct {
@@ -43,8 +46,12 @@ typedef struct {
 /* Protection domain, the CQ and the SRQ on an opened context. */
 int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_err_t * e);
 
-/* The UD QP, brought to RTS. */
-int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, int sq_depth, int rq_depth, ibmc_verbs_err_t * e);
+/* The UD QP, brought to RTS with Q_Key `qkey`. */
+int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int rq_depth,
+                            ibmc_verbs_err_t * e);
+
+/* Change a UD QP's Q_Key (RTS to RTS). */
+int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
 
 /* The multicast channel's UD QP (ibmc_mcast.c): on its own completion queue,
  * with the Q_Key of its groups, brought to RTS. */
@@ -56,9 +63,11 @@ int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
                             ibmc_verbs_err_t * e);
 
 /* Move an RC QP from INIT through RTR to RTS towards `remote_qpn` of the
- * process described by `card`. */
+ * process described by `card`, whose QP starts at `remote_psn`; ours starts
+ * at `local_psn`. */
 int ibmc_verbs_connect_rc_qp(ibmc_hca_t * hca, struct ibv_qp *qp, const ibmc_card_t * card,
-                             uint32_t remote_qpn, ibmc_verbs_err_t * e);
+                             uint32_t remote_qpn, uint32_t remote_psn, uint32_t local_psn,
+                             ibmc_verbs_err_t * e);
 
 /* An address handle for sending datagrams to the process described by `card`. */
 int ibmc_verbs_create_ah(ibmc_hca_t * hca, const ibmc_card_t * card, struct ibv_ah **ah,
