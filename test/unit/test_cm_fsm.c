@@ -768,7 +768,9 @@ int main(void)
         ibmc_cm_step(&b, IBMC_CM_EV_RECV_REQ, QPN_A, 0.0, &timing);
         TAP_EXPECT_EQ(ibmc_cm_step(&b, IBMC_CM_EV_TIMER, 0, 119.999, &timing),
                       IBMC_CM_ACT_SEND_REP);
-        TAP_EXPECT_EQ(ibmc_cm_step(&b, IBMC_CM_EV_TIMER, 0, 120.0, &timing), 0);  /* not due */
+        /* the last wait ends at the deadline, not a backoff interval past it */
+        TAP_EXPECT(b.retry_at == 120.0);
+        TAP_EXPECT_EQ(ibmc_cm_step(&b, IBMC_CM_EV_TIMER, 0, 119.9995, &timing), 0);
         TAP_EXPECT_EQ(ibmc_cm_step(&b, IBMC_CM_EV_TIMER, 0, b.retry_at, &timing),
                       IBMC_CM_ACT_FAIL);
         TAP_EXPECT(b.state == IBMC_CM_FAILED);

@@ -15,14 +15,21 @@ void ibmc_cm_init(ibmc_cm_t * cm)
     cm->retransmits = 0;
 }
 
+/* The next retransmission, or the deadline if that comes first: the
+ * connection fails at its deadline, not up to max_retry after it. */
+static double next_timer(const ibmc_cm_t * cm, double now)
+{
+    return now + cm->interval < cm->deadline ? now + cm->interval : cm->deadline;
+}
+
 /* Start retransmitting.  The deadline runs from the first REQ or REP of the
  * handshake and is not extended when a simultaneous connect changes state. */
 static void arm(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * t, int keep_deadline)
 {
     cm->interval = t->first_retry;
-    cm->retry_at = now + cm->interval;
     if (!keep_deadline)
         cm->deadline = now + t->timeout;
+    cm->retry_at = next_timer(cm, now);
 }
 
 /* A retry timer fired: send `resend` again with doubled backoff, or give up
@@ -35,7 +42,7 @@ static unsigned retransmit(ibmc_cm_t * cm, double now, const ibmc_cm_timing_t * 
     }
     cm->retransmits++;
     cm->interval = cm->interval * 2 < t->max_retry ? cm->interval * 2 : t->max_retry;
-    cm->retry_at = now + cm->interval;
+    cm->retry_at = next_timer(cm, now);
     return resend;
 }
 
