@@ -97,6 +97,15 @@ rndv_case "1 MiB" 1048576 1
 rndv_case "64 KiB, eager limit 0" 65536 1 MPIR_CVAR_IBMC_EAGER_LIMIT=0
 rndv_case "4 MiB, cache off" 4194304 0 MPIR_CVAR_IBMC_RCACHE_SIZE=0
 rndv_case "1 MiB, 1 MiB cache limit" 1048576 0 MPIR_CVAR_IBMC_RCACHE_SIZE=1
+# another allocator returns memory the cache cannot see: the cache must be
+# off (and say so), every transfer registered for itself, the data bit-exact
+tcm=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+rndv_case "1 MiB, tcmalloc preloaded" 1048576 0 LD_PRELOAD=$tcm
+log=$IBMC_OUT/rndv-1_MiB,_tcmalloc_preloaded.log
+if [ "$(grep -c 'registration cache off: malloc is not glibc' "$log")" = 2 ] &&
+   [ "$(grep -Ec 'rcache hits 0 misses 0 .* uncached_regs [1-9]' "$log")" = 2 ]; then
+    ok "registration cache off under tcmalloc, every transfer registered for itself"
+else bad "registration cache under tcmalloc (see $log)"; grep -E "rcache|cache off" "$log" | head -4; fi
 log=$IBMC_OUT/exchange-4x2-all-rndv.log
 if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_EAGER_LIMIT=0 mpx -n 4 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
    grep -q "all bytes verified" "$log"; then ok "exchange, every contiguous message with data by rendezvous (eager limit 0)"
@@ -151,10 +160,52 @@ for sz in 1048576 64; do
     else bad "dead peer, $sz-byte sends: exit $rc after ${t}s (see $log)"; tail -5 "$log"; fi
 done
 
+# a queue pair broken on purpose (MPIR_CVAR_IBMC_FAULT_QP_ERROR) in the middle
+# of a packet train and of a rendezvous READ: the job ends with the error
+# naming the operation and the peer, not a hang and not a wrong result
+qp_fault() { # fault, program, args...
+    local fault=$1; shift
+    local log=$IBMC_OUT/qpfault-${fault/=/-}.log t0 rc t
+    t0=$(date +%s)
+    MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_FAULT_QP_ERROR=$fault timeout -k 5 120 \
+        mpiexec -n 2 "$@" > "$log" 2>&1
+    rc=$? t=$(( $(date +%s) - t0 ))
+    local re='(RC send|RC receive|rendezvous [a-zA-Z -]+) to or from rank [01] failed with verbs status: [a-zA-Z ]+'
+    if [ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "FAULT_QP_ERROR moved QP" "$log" &&
+       grep -Eq "$re" "$log" && ! grep -Eq "all bytes verified|rndv: all" "$log"; then
+        ok "QP broken at $fault: job ended after ${t}s: $(grep -Eo "$re" "$log" | head -1)"
+    else bad "QP broken at $fault: exit $rc after ${t}s (see $log)"; tail -5 "$log"; fi
+}
+qp_fault send=40 "$IBMC_BIN/exchange"
+qp_fault read=2 "$IBMC_BIN/rndv" 1048576
+
+# a finished rendezvous leaves the sender's memory closed: a read with its
+# rkey one second after the FIN fails (the window is gone) and ends the job;
+# without windows (MPIR_CVAR_IBMC_RNDV_WINDOW=false) the same read succeeds,
+# which is what the windows are for
+log=$IBMC_OUT/stale-read.log
+MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_FAULT_QP_ERROR=stale_read=1 timeout -k 5 120 \
+    mpiexec -n 2 "$IBMC_BIN/rndv" 1048576 > "$log" 2>&1
+rc=$?
+re='rendezvous RDMA READ to or from rank [01] failed with verbs status: remote access error'
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "again with the rkey" "$log" &&
+   grep -Eq "$re" "$log" && ! grep -q "rkey from rank [01] succeeded" "$log"; then
+    ok "a finished rendezvous's rkey reads nothing: $(grep -Eo "$re" "$log" | head -1)"
+else bad "stale rendezvous read: exit $rc (see $log)"; tail -5 "$log"; fi
+log=$IBMC_OUT/stale-read-no-windows.log
+MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_FAULT_QP_ERROR=stale_read=1 MPIR_CVAR_IBMC_RNDV_WINDOW=false \
+    timeout -k 5 120 mpiexec -n 2 "$IBMC_BIN/rndv" 1048576 > "$log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "rkey from rank [01] succeeded" "$log"; then
+    ok "without memory windows the same stale read succeeds (the exposure they close)"
+else bad "stale rendezvous read without windows: exit $rc (see $log)"; tail -5 "$log"; fi
+
 # 3. bad input gives a clear error, not a hang or a crash
 expect_error "nonexistent device" 'device "mlx5_99" does not exist \(this host has: [a-z0-9_, ]+\)' \
     MPIR_CVAR_IBMC_DEVICE=mlx5_99 -- -n 2 "$IBMC_BIN/hello"
 expect_error "nonexistent port" 'no device has an active port 7' MPIR_CVAR_IBMC_PORT=7 -- -n 1 "$IBMC_BIN/hello"
+expect_error "malformed QP fault knob" "MPIR_CVAR_IBMC_FAULT_QP_ERROR='write=3' is not valid" \
+    MPIR_CVAR_IBMC_FAULT_QP_ERROR=write=3 -- -n 1 "$IBMC_BIN/hello"
 expect_error "packet size out of range" 'MPIR_CVAR_IBMC_PACKET_SIZE=100 is not valid: it must be between 1024 and [0-9]+' \
     MPIR_CVAR_IBMC_PACKET_SIZE=100 -- -n 2 "$IBMC_BIN/hello"
 expect_error "unknown enum value" 'MPIR_CVAR_IBMC_PROGRESS_YIELD.*sometimes' \

@@ -31,13 +31,13 @@
 #include <unistd.h>
 
 enum { EAGER_SENT, EAGER_RECVD, RNDV_SENDS, RNDV_RECVS, PACKED, READS, READ_BYTES, CONNS,
-    STALLS, LENDS, COMPACT, LIGHT, NVARS
+    STALLS, LENDS, COMPACT, LIGHT, WINDOWS, NVARS
 };
 static const char *names[NVARS] = {
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_rndv_sends", "ibmc_rndv_recvs",
     "ibmc_rndv_packed_recvs", "ibmc_rdma_reads", "ibmc_rdma_read_bytes", "ibmc_rc_connections",
     "ibmc_credit_stalls", "ibmc_credit_lends", "ibmc_compact_send_hdrs",
-    "ibmc_lightweight_sends"
+    "ibmc_lightweight_sends", "ibmc_rndv_windows"
 };
 
 static MPI_T_pvar_session session;
@@ -210,6 +210,11 @@ int main(int argc, char **argv)
         expect("compact send headers for the 4 MiB message", d[COMPACT], 0, 0);
         expect("lightweight sends for the 4 MiB message", d[LIGHT], 0, 0);
         expect("rendezvous sends", d[RNDV_SENDS], 1, 1);
+        /* the receiver read through a window bound for this one transfer
+         * (the test fabric, rxe, has type 2 memory windows) */
+        const char *w = getenv("MPIR_CVAR_IBMC_RNDV_WINDOW");
+        int windows = !(w && (!strcmp(w, "0") || !strcmp(w, "false")));
+        expect("memory windows bound for the 4 MiB message", d[WINDOWS], windows, windows);
     } else {
         expect("eager packets received for the 4 MiB message", d[EAGER_RECVD], 0, 0);
         expect("rendezvous receives", d[RNDV_RECVS], 1, 1);

@@ -39,6 +39,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_msg.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cookie.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_ud.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \

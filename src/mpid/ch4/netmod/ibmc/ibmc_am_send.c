@@ -86,6 +86,8 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
         goto fn_fail;
     }
     conn->sq_inflight++;
+    if (unlikely(st->qp_fault_at))
+        MPIDI_IBMC_qp_fault_posted(st, conn->qp, 0);
     conn->tx_pkts++;
     conn->tx_bytes += len;
     if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
@@ -265,8 +267,21 @@ int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
     }
     mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
     MPIR_ERR_CHECK(mpi_errno);
+    if (conn->inv_head) {
+        mpi_errno = MPIDI_IBMC_rndv_post_invs(st, conn);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     while (conn->q_head) {
         MPIDI_IBMC_sendop_t *op = conn->q_head;
+        if (op->bind) {
+            /* the window must be bound before the packet that names it
+             * (send queue order), and the bind needs a slot of its own */
+            if (!MPIDI_IBMC_rndv_can_bind(st, conn) || !can_post(st, conn))
+                goto out_of_resources;
+            mpi_errno = MPIDI_IBMC_rndv_post_bind(st, conn, op->bind);
+            MPIR_ERR_CHECK(mpi_errno);
+            op->bind = NULL;
+        }
         while (!ibmc_frag_tx_done(&op->tx)) {
             if (!can_post(st, conn))
                 goto out_of_resources;
@@ -304,7 +319,8 @@ int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
                    int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz, const void *extra,
                    MPI_Aint extra_sz, const void *data, MPI_Aint count, MPI_Datatype datatype,
-                   MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq)
+                   MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
+                   MPIDI_IBMC_rndv_send_t * bind)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz + extra_sz, MPL_MEM_BUFFER);
@@ -328,6 +344,7 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     op->handler_id = handler_id;
     op->src_vci = src_vci;
     op->dst_vci = dst_vci;
+    op->bind = bind;
     if (send16) {
         op->am_hdr_sz = (MPI_Aint) ibmc_send16_pack(op->am_hdr, &f16);
     } else {
@@ -377,10 +394,10 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
 int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
                          int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                          const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,
-                         int dst_vci)
+                         int dst_vci, MPIDI_IBMC_rndv_send_t * bind)
 {
     return enqueue(st, conn, pkt_type, handler_id, am_hdr, am_hdr_sz, extra, extra_sz, NULL, 0,
-                   MPI_DATATYPE_NULL, data_sz, src_vci, dst_vci, NULL);
+                   MPI_DATATYPE_NULL, data_sz, src_vci, dst_vci, NULL, bind);
 }
 
 /* Whether a one-packet message may go out right now: the peer is connected,
@@ -489,7 +506,7 @@ int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
     }
 
     mpi_errno = enqueue(st, conn, IBMC_PKT_AM, handler_id, am_hdr, am_hdr_sz, NULL, 0, data,
-                        count, datatype, data_sz, src_vci, dst_vci, sreq);
+                        count, datatype, data_sz, src_vci, dst_vci, sreq, NULL);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -223,6 +223,7 @@ cvars:
 #define IBMC_UD_RECV_BUFFERS 64
 #define IBMC_UD_SEND_BUFFERS 32
 #define IBMC_MAX_READS 64       /* RDMA READ work requests in flight, all peers together */
+#define IBMC_MAX_MW_OPS 64      /* memory-window binds and invalidations in flight */
 #define IBMC_MAX_READ_BYTES (1 << 30)
 
 static int check_range(const char *name, int value, int lo, int hi)
@@ -386,10 +387,14 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     if (!ibv_query_port(st->hca.ctx, st->hca.port, &pa) && pa.max_msg_sz > 0)
         st->max_read = MPL_MIN(st->max_read, (size_t) pa.max_msg_sz);
     st->max_reads = IBMC_MAX_READS;
+    st->max_mw_ops = IBMC_MAX_MW_OPS;
+    st->use_mw = MPIR_CVAR_IBMC_RNDV_WINDOW &&
+        (da->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) && da->max_mw > 0;
 
     /* every send and READ is signaled and every receive completes, so this
      * bounds the CQ */
-    int cq_fixed = st->n_sbufs + st->max_reads + st->n_ud_rbufs + st->n_ud_sbufs + 16;
+    int cq_fixed = st->n_sbufs + st->max_reads + st->max_mw_ops + st->n_ud_rbufs +
+        st->n_ud_sbufs + 16;
     mpi_errno = check_range("CQ entries (send + receive buffers)", cq_fixed + st->n_rbufs, 1,
                             da->max_cqe);
     MPIR_ERR_CHECK(mpi_errno);
@@ -427,6 +432,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     MPIDI_IBMC_pvars_register();
 
     mpi_errno = MPIDI_IBMC_mem_init(st);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_IBMC_qp_fault_init(st);
     MPIR_ERR_CHECK(mpi_errno);
 
     mpi_errno = setup_buffers(st);
@@ -559,7 +566,7 @@ static int peer_pending(MPIDI_IBMC_state_t * st)
 {
     for (int i = 0; i < st->world_size; i++) {
         if (st->conns[i].q_head || st->conns[i].rd_head || st->conns[i].sq_inflight ||
-            st->conns[i].need_rtu)
+            st->conns[i].need_rtu || st->conns[i].inv_head)
             return i;
     }
     return -1;

@@ -366,7 +366,7 @@ static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to,
     if (len)
         memcpy(buf + sizeof(h), pkt, len);
     return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
-                                (MPI_Aint) (sizeof(h) + len), 0, 0, 0);
+                                (MPI_Aint) (sizeof(h) + len), 0, 0, 0, NULL);
 }
 
 /* After a packet reached the protocol: NAK new gaps, acknowledge if due. */

@@ -24,11 +24,18 @@
  * heap (mmap, shared memory, thread arenas, the stack) is registered for the
  * one transfer and deregistered after it, which is always correct.
  * malloc_trim(3) would break the promise: it discards heap pages
- * (MADV_DONTNEED) without the break moving.  The README says so. */
+ * (MADV_DONTNEED) without the break moving.  The README says so.
+ *
+ * All of this holds for glibc's malloc only.  Another allocator (tcmalloc
+ * or jemalloc, preloaded or linked in) takes heap memory with sbrk and gives
+ * it back with madvise(MADV_DONTNEED), which no break comparison sees; so
+ * when malloc is not glibc's, the cache is off and every rendezvous
+ * registers for its one transfer. */
 
 #include <mpidimpl.h>
 #include <malloc.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include "ibmc_types.h"
 
 /*
@@ -50,18 +57,24 @@ cvars:
         with the cache on, ibmc stops glibc's malloc from returning memory to
         the kernel (see README, "Registration cache").  0 turns the cache off:
         every rendezvous registers and deregisters its buffers, and malloc is
-        left alone.  From 0 to 1048576.
+        left alone.  The cache is off as well when malloc is not glibc's (an
+        allocator such as tcmalloc or jemalloc, preloaded or linked in): such
+        allocators return memory in ways the cache cannot see.  From 0 to
+        1048576.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-#define IBMC_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ)
+/* Registrations grant remote access only through a memory window bound per
+ * transfer (ibmc_rndv.c), where the device has them. */
+#define IBMC_MR_ACCESS(st) (IBV_ACCESS_LOCAL_WRITE | \
+                            ((st)->use_mw ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ))
 #define IBMC_RCACHE_ALIGN (1 << 20)     /* misses register whole MiBs of heap */
 
 static void *reg_cb(void *ctx, uintptr_t start, uintptr_t end, int *err)
 {
     MPIDI_IBMC_state_t *st = ctx;
-    struct ibv_mr *mr = ibv_reg_mr(st->hca.pd, (void *) start, end - start, IBMC_MR_ACCESS);
+    struct ibv_mr *mr = ibv_reg_mr(st->hca.pd, (void *) start, end - start, IBMC_MR_ACCESS(st));
     if (!mr)
         *err = errno ? errno : ENOMEM;
     return mr;
@@ -93,6 +106,21 @@ static uintptr_t heap_start(void)
     return lo;
 }
 
+/* Whether the malloc this process calls is the C library's: the first
+ * definition in the global scope against libc.so.6's own. */
+static int malloc_is_glibc(void)
+{
+    void *self = dlopen(NULL, RTLD_NOW);
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *used = self ? dlsym(self, "malloc") : NULL;
+    void *own = libc ? dlsym(libc, "malloc") : NULL;
+    if (libc)
+        dlclose(libc);
+    if (self)
+        dlclose(self);
+    return used && used == own;
+}
+
 int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -104,6 +132,12 @@ int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st)
                              "it must be between 0 and 1048576 (MiB)");
     }
     st->rcache_on = MPIR_CVAR_IBMC_RCACHE_SIZE > 0;
+    if (st->rcache_on && !malloc_is_glibc()) {
+        st->rcache_on = 0;
+        if (MPIR_CVAR_IBMC_STATS)
+            printf("ibmc-stats: rank %d registration cache off: malloc is not glibc's\n",
+                   st->my_rank);
+    }
     if (st->rcache_on) {
         mallopt(M_MMAP_MAX, 0);
         mallopt(M_TRIM_THRESHOLD, -1);
@@ -147,7 +181,7 @@ int MPIDI_IBMC_mem_register(MPIDI_IBMC_state_t * st, const void *buf, size_t len
         return 0;
     }
     reg->entry = NULL;
-    reg->mr = ibv_reg_mr(st->hca.pd, (void *) buf, len, IBMC_MR_ACCESS);
+    reg->mr = ibv_reg_mr(st->hca.pd, (void *) buf, len, IBMC_MR_ACCESS(st));
     if (!reg->mr)
         return errno ? errno : ENOMEM;
     st->reg_uncached++;

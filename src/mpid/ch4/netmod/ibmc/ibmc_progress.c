@@ -28,9 +28,13 @@ static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
     int kind = IBMC_WR_KIND(wc->wr_id);
     int peer = kind == IBMC_WR_RC_SEND ? st->sbufs[IBMC_WR_INDEX(wc->wr_id)].peer :
         kind == IBMC_WR_RDMA_READ ? ((MPIDI_IBMC_rdma_read_t *) IBMC_WR_PTR(wc->wr_id))->peer :
+        (kind == IBMC_WR_MW_BIND || kind == IBMC_WR_MW_INV) ?
+        ((MPIDI_IBMC_rndv_send_t *) IBMC_WR_PTR(wc->wr_id))->peer :
         find_peer_by_qpn(st, wc->qp_num);
     const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
         "RC receive" : kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
+        kind == IBMC_WR_MW_BIND ? "rendezvous memory-window bind" :
+        kind == IBMC_WR_MW_INV ? "rendezvous memory-window invalidation" :
         kind == IBMC_WR_UD_SEND ? "connection datagram send" : "connection datagram receive";
     /* fatal (see ibmc_err.h): the QP is in the error state and what was in
      * flight on it is lost */
@@ -79,6 +83,11 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
             }
         case IBMC_WR_RDMA_READ:
             mpi_errno = MPIDI_IBMC_rndv_read_done(st, IBMC_WR_PTR(wc->wr_id));
+            break;
+        case IBMC_WR_MW_BIND:
+        case IBMC_WR_MW_INV:
+            mpi_errno = MPIDI_IBMC_rndv_mw_done(st, IBMC_WR_KIND(wc->wr_id),
+                                                IBMC_WR_PTR(wc->wr_id));
             break;
         case IBMC_WR_UD_SEND:
             st->ud_sq_inflight--;

@@ -41,6 +41,10 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(rndv_packed_recvs,
               "Rendezvous receives into a non-contiguous datatype, read into a bounce buffer "
               "and unpacked; the rest landed directly in the user's buffer.");
+    IBMC_PVAR(rndv_windows,
+              "Memory windows this process bound for its rendezvous sends: each gives the "
+              "receiver read access to exactly one buffer until the transfer ends "
+              "(MPIR_CVAR_IBMC_RNDV_WINDOW).");
     IBMC_PVAR(rdma_reads, "RDMA READ work requests posted (a large message takes several).");
     IBMC_PVAR(rdma_read_bytes, "Bytes moved by RDMA READ.");
     IBMC_PVAR(rc_connections,

@@ -23,6 +23,7 @@ typedef struct {
     unsigned long long rndv_sends;      /* messages this rank offered by rendezvous */
     unsigned long long rndv_recvs;      /* messages this rank pulled by rendezvous */
     unsigned long long rndv_packed_recvs;       /* of those, received through a bounce buffer */
+    unsigned long long rndv_windows;    /* memory windows bound for rendezvous sends */
     unsigned long long rdma_reads;      /* RDMA READ work requests posted */
     unsigned long long rdma_read_bytes; /* bytes they moved */
     unsigned long long rc_connections;  /* RC queue pairs created (on first use of a peer) */

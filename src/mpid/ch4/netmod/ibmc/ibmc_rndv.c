@@ -49,10 +49,152 @@ cvars:
         default is where rendezvous bandwidth overtakes eager bandwidth on
         the test fabric (doc/benchmarks.md, "Eager limit").
 
+    - name        : MPIR_CVAR_IBMC_RNDV_WINDOW
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Give the receiver of a rendezvous read access to exactly the
+        message's buffer, for exactly the transfer: a type 2 memory window
+        bound before the offer goes out and invalidated before the send
+        completes, so that no peer can read this process's memory with an
+        old rkey after the buffer is freed and reused.  Registrations then
+        grant no remote access of their own.  Used where the device supports
+        type 2 memory windows (ibv_devinfo -v: MEM_WINDOW_TYPE_2B); elsewhere,
+        or with false, the receiver gets the rkey of the cached registration,
+        which stays valid until the registration cache evicts it.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 #define RNDV_RREQ(rreq) (MPIDIG_REQUEST(rreq, netmod_am.ibmc))
+
+/* ---- the sender's window onto its buffer ----
+ *
+ * A registration stays in the cache, and so stays valid, long after the
+ * transfer that made it: if its rkey allowed remote reads, the peer could
+ * go on reading that memory (freed and reused by then) for as long as the
+ * cache keeps it.  So registrations allow no remote access at all, and
+ * each rendezvous send binds a type 2 memory window over exactly its
+ * buffer, for remote read, on the queue pair to its one receiver.  The
+ * window is invalidated when the FIN comes, before the send completes:
+ * from then on the rkey the peer was given reads nothing.  The bind goes
+ * down the send queue in front of the IBMC_PKT_RNDV packet that carries
+ * its rkey, so the peer cannot read before it is in place.  Devices
+ * without type 2 windows (or MPIR_CVAR_IBMC_RNDV_WINDOW=false) give the
+ * peer the registration's rkey, as the README says. */
+
+static MPIDI_IBMC_mw_t *mw_get(MPIDI_IBMC_state_t * st)
+{
+    MPIDI_IBMC_mw_t *w = st->mw_pool;
+    if (w) {
+        st->mw_pool = w->next;
+        return w;
+    }
+    w = MPL_malloc(sizeof(*w), MPL_MEM_OTHER);
+    if (!w)
+        return NULL;
+    w->mw = ibv_alloc_mw(st->hca.pd, IBV_MW_TYPE_2);
+    if (!w->mw) {
+        MPL_free(w);
+        return NULL;
+    }
+    w->rkey = w->mw->rkey;
+    return w;
+}
+
+static void mw_put(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mw_t * w)
+{
+    w->next = st->mw_pool;
+    st->mw_pool = w;
+}
+
+int MPIDI_IBMC_rndv_can_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    /* the bind leaves a slot for the packet that follows it */
+    return conn->sq_inflight + 1 < st->sq_depth && st->mw_ops_inflight < st->max_mw_ops;
+}
+
+int MPIDI_IBMC_rndv_post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                              MPIDI_IBMC_rndv_send_t * rs)
+{
+    struct ibv_send_wr wr, *bad;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_MW_BIND, rs);
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.bind_mw.mw = rs->mw->mw;
+    wr.bind_mw.rkey = rs->mw->rkey;
+    wr.bind_mw.bind_info.mr = rs->reg.mr;
+    wr.bind_mw.bind_info.addr = (uint64_t) (uintptr_t) rs->buf;
+    wr.bind_mw.bind_info.length = rs->len;
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    int rc = ibv_post_send(conn->qp, &wr, &bad);
+    if (rc)
+        return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(BIND_MW)", rc);
+    /* the provider names the window by ibv_mw's rkey in the next bind, and
+     * the device knows it by the new one from now on */
+    rs->mw->mw->rkey = rs->mw->rkey;
+    conn->sq_inflight++;
+    st->mw_ops_inflight++;
+    MPIDI_IBMC_pvars.rndv_windows++;
+    return MPI_SUCCESS;
+}
+
+/* Invalidate the windows whose FIN has come, as far as slots allow; the
+ * rest wait on the connection's list (it stays busy). */
+int MPIDI_IBMC_rndv_post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    while (conn->inv_head && conn->sq_inflight < st->sq_depth &&
+           st->mw_ops_inflight < st->max_mw_ops) {
+        MPIDI_IBMC_rndv_send_t *rs = conn->inv_head;
+        struct ibv_send_wr wr, *bad;
+
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_MW_INV, rs);
+        wr.opcode = IBV_WR_LOCAL_INV;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.invalidate_rkey = rs->mw->rkey;
+        int rc = ibv_post_send(conn->qp, &wr, &bad);
+        if (rc)
+            return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(LOCAL_INV)", rc);
+        conn->sq_inflight++;
+        st->mw_ops_inflight++;
+        conn->inv_head = rs->next;
+        if (!conn->inv_head)
+            conn->inv_tail = NULL;
+        rs->next = NULL;
+    }
+    if (conn->inv_head)
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+    return MPI_SUCCESS;
+}
+
+/* The receiver has all the data and nobody can read the buffer any more:
+ * give the registration back and complete the send. */
+static int send_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rndv_send_t * rs)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (rs->mw)
+        mw_put(st, rs->mw);
+    MPIDI_IBMC_mem_release(st, &rs->reg);
+    if (rs->sreq)
+        mpi_errno = MPIDIG_global.origin_cbs[rs->handler_id] (rs->sreq);
+    MPL_free(rs);
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_rndv_mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_send_t * rs)
+{
+    MPIDI_IBMC_conn_t *conn = &st->conns[rs->peer];
+    conn->sq_inflight--;
+    st->mw_ops_inflight--;
+    return kind == IBMC_WR_MW_BIND ? MPI_SUCCESS : send_done(st, rs);
+}
 
 int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
                          const void *am_hdr, MPI_Aint am_hdr_sz, const void *buf,
@@ -63,27 +205,54 @@ int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
     ibmc_rndv_t info;
 
     *sent = 0;
-    MPIDI_IBMC_rndv_send_t *rs = MPL_malloc(sizeof(*rs), MPL_MEM_OTHER);
+    MPIDI_IBMC_rndv_send_t *rs = MPL_calloc(1, sizeof(*rs), MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!rs, mpi_errno, MPI_ERR_OTHER, "**nomem");
     if (MPIDI_IBMC_mem_register(st, buf, (size_t) data_sz, &rs->reg)) {
         /* e.g. over the locked-memory limit: the caller copies instead */
         MPL_free(rs);
         goto fn_exit;
     }
+    if (st->use_mw && !(rs->mw = mw_get(st))) {
+        /* out of windows (the device's max_mw): copy instead */
+        MPIDI_IBMC_mem_release(st, &rs->reg);
+        MPL_free(rs);
+        goto fn_exit;
+    }
     rs->sreq = sreq;
     rs->handler_id = handler_id;
+    rs->peer = conn->rank;
+    rs->buf = buf;
+    rs->len = (size_t) data_sz;
     memset(&info, 0, sizeof(info));
     /* the FIN names this state by a cookie only this peer can spend once */
     if (ibmc_cookie_put(&st->rndv_cookies, rs, conn->rank, &info.cookie)) {
+        if (rs->mw)
+            mw_put(st, rs->mw);
         MPIDI_IBMC_mem_release(st, &rs->reg);
         MPL_free(rs);
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
     info.addr = (uint64_t) (uintptr_t) buf;
-    info.rkey = rs->reg.mr->rkey;
+    if (rs->mw) {
+        /* each bind gives the window a new key (its low byte moves on), so
+         * an rkey handed out for an earlier transfer never names this one */
+        rs->mw->rkey = ibv_inc_rkey(rs->mw->rkey);
+        info.rkey = rs->mw->rkey;
+    } else {
+        info.rkey = rs->reg.mr->rkey;
+    }
     mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV, handler_id, am_hdr, am_hdr_sz,
-                                     &info, (MPI_Aint) sizeof(info), data_sz, src_vci, dst_vci);
-    MPIR_ERR_CHECK(mpi_errno);
+                                     &info, (MPI_Aint) sizeof(info), data_sz, src_vci, dst_vci,
+                                     rs->mw ? rs : NULL);
+    if (mpi_errno) {
+        /* nobody will send a FIN for an offer that never left */
+        ibmc_cookie_take(&st->rndv_cookies, info.cookie, conn->rank);
+        if (rs->mw)
+            mw_put(st, rs->mw);
+        MPIDI_IBMC_mem_release(st, &rs->reg);
+        MPL_free(rs);
+        MPIR_ERR_POP(mpi_errno);
+    }
     conn->rndv_tx++;
     MPIDI_IBMC_pvars.rndv_sends++;
     *sent = 1;
@@ -96,7 +265,6 @@ int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
 int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
                         size_t plen)
 {
-    int mpi_errno = MPI_SUCCESS;
     ibmc_rndv_fin_t fin;
 
     if (plen < sizeof(fin))
@@ -106,11 +274,15 @@ int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const
     if (!rs)
         return MPIDI_IBMC_PROTO_ERROR(conn->rank, "a rendezvous completion for no transfer of "
                                       "ours to it (unknown, repeated or another peer's)");
-    MPIDI_IBMC_mem_release(st, &rs->reg);
-    if (rs->sreq)
-        mpi_errno = MPIDIG_global.origin_cbs[rs->handler_id] (rs->sreq);
-    MPL_free(rs);
-    return mpi_errno;
+    if (!rs->mw)
+        return send_done(st, rs);
+    /* the send completes once the window is gone */
+    if (conn->inv_tail)
+        conn->inv_tail->next = rs;
+    else
+        conn->inv_head = rs;
+    conn->inv_tail = rs;
+    return MPIDI_IBMC_rndv_post_invs(st, conn);
 }
 
 /* At finalize: transfers a peer never finished (it died, or the job is
@@ -120,10 +292,19 @@ void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st)
     uint32_t pos = 0;
     MPIDI_IBMC_rndv_send_t *rs;
     while ((rs = ibmc_cookie_next_live(&st->rndv_cookies, &pos))) {
+        if (rs->mw)
+            mw_put(st, rs->mw);
         MPIDI_IBMC_mem_release(st, &rs->reg);
         MPL_free(rs);
     }
     ibmc_cookie_destroy(&st->rndv_cookies);
+    /* windows go before the memory regions they were bound to */
+    while (st->mw_pool) {
+        MPIDI_IBMC_mw_t *w = st->mw_pool;
+        st->mw_pool = w->next;
+        ibv_dealloc_mw(w->mw);
+        MPL_free(w);
+    }
 }
 
 /* All data is in: unpack if we bounced, tell the sender, complete the receive
@@ -154,8 +335,12 @@ static int read_finish(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
     MPIDI_IBMC_pvars.rndv_recvs++;
 
     mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV_FIN, 0, NULL, 0, &fin,
-                                     (MPI_Aint) sizeof(fin), 0, 0, 0);
+                                     (MPI_Aint) sizeof(fin), 0, 0, 0, NULL);
     MPIR_ERR_CHECK(mpi_errno);
+    if (unlikely(st->qp_fault_at)) {
+        mpi_errno = MPIDI_IBMC_qp_fault_finished(st, conn, rd);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     mpi_errno = MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
     MPIR_ERR_CHECK(mpi_errno);
     MPID_Request_complete(rreq);
@@ -293,6 +478,8 @@ int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn
             goto fn_fail;
         }
         conn->sq_inflight++;
+        if (unlikely(st->qp_fault_at))
+            MPIDI_IBMC_qp_fault_posted(st, conn->qp, 1);
         st->reads_inflight++;
         rd->wrs_inflight++;
         MPIDI_IBMC_pvars.rdma_reads++;
@@ -317,6 +504,15 @@ int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * 
     conn->sq_inflight--;
     st->reads_inflight--;
     rd->wrs_inflight--;
+    if (unlikely(rd->stale_probe)) {
+        /* the sender's memory was still open to a finished transfer's rkey */
+        fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR: the read with a finished "
+                "transfer's rkey from rank %d succeeded\n", rd->peer);
+        MPIDI_IBMC_mem_release(st, &rd->reg);
+        MPL_free(rd->bounce);
+        MPL_free(rd);
+        return MPI_SUCCESS;
+    }
     if (rd->wrs_inflight == 0 && rd->posted == rd->len)
         return read_finish(st, rd);
     /* the freed slot may let a waiting READ go out */

@@ -28,7 +28,9 @@ enum {
     IBMC_WR_RC_RECV = 1,
     IBMC_WR_UD_SEND = 2,
     IBMC_WR_UD_RECV = 3,
-    IBMC_WR_RDMA_READ = 4
+    IBMC_WR_RDMA_READ = 4,
+    IBMC_WR_MW_BIND = 5,        /* a rendezvous send's memory window bound (ibmc_rndv.c) */
+    IBMC_WR_MW_INV = 6          /* ... and invalidated after the FIN */
 };
 #define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 3) | (uint64_t) (kind))
 #define IBMC_WR_ID_PTR(kind, p) (((uint64_t) (uintptr_t) (p)) | (uint64_t) (kind))
@@ -65,16 +67,30 @@ typedef struct MPIDI_IBMC_sendop {
     int handler_id;
     int src_vci;
     int dst_vci;
+    struct MPIDI_IBMC_rndv_send *bind;  /* IBMC_PKT_RNDV: bind its window before the packet */
     MPI_Aint am_hdr_sz;         /* as sent: the compact form's size with IBMC_PKT_F_SEND16 */
     char am_hdr[];
 } MPIDI_IBMC_sendop_t;
 
+/* A type 2 memory window and the rkey of its latest bind. */
+typedef struct MPIDI_IBMC_mw {
+    struct ibv_mw *mw;
+    uint32_t rkey;
+    struct MPIDI_IBMC_mw *next; /* in the free pool */
+} MPIDI_IBMC_mw_t;
+
 /* The sender's half of a rendezvous: its buffer stays registered, and the
- * request incomplete, until the receiver's IBMC_PKT_RNDV_FIN. */
-typedef struct {
+ * request incomplete, until the receiver's IBMC_PKT_RNDV_FIN and, with a
+ * memory window, until the window is invalidated. */
+typedef struct MPIDI_IBMC_rndv_send {
     MPIR_Request *sreq;
     int handler_id;
+    int peer;
     MPIDI_IBMC_reg_t reg;
+    const void *buf;
+    size_t len;
+    MPIDI_IBMC_mw_t *mw;        /* the peer reads through it; NULL: through reg's rkey */
+    struct MPIDI_IBMC_rndv_send *next;  /* waiting for its window's invalidation */
 } MPIDI_IBMC_rndv_send_t;
 
 /* The receiver's half: RDMA READs from the sender's buffer straight into the
@@ -92,6 +108,7 @@ typedef struct MPIDI_IBMC_rdma_read {
     int wrs_inflight;
     MPIDI_IBMC_reg_t reg;
     char *bounce;               /* non-NULL: laddr is this, unpack when done */
+    int stale_probe;            /* MPIR_CVAR_IBMC_FAULT_QP_ERROR's read of a finished transfer */
 } MPIDI_IBMC_rdma_read_t;
 
 /* One peer: its RC queue pair and everything in flight to or from it. */
@@ -110,6 +127,7 @@ typedef struct MPIDI_IBMC_conn {
     int credit_pending;         /* a credit packet is due but could not be posted */
     MPIDI_IBMC_sendop_t *q_head, *q_tail;
     MPIDI_IBMC_rdma_read_t *rd_head, *rd_tail;  /* reads not yet fully posted */
+    struct MPIDI_IBMC_rndv_send *inv_head, *inv_tail;   /* windows to invalidate */
     struct MPIDI_IBMC_conn *next_busy;
     int on_busy_list;
 
@@ -176,6 +194,13 @@ typedef struct MPIDI_IBMC_state {
     uintptr_t heap_lo, heap_hi; /* the brk heap, the memory the cache can track */
     uint64_t reg_uncached;      /* registrations made for one transfer */
     ibmc_cookie_table_t rndv_cookies;   /* what a peer's FIN may name (ibmc_cookie.h) */
+    int use_mw;                 /* peers read through per-transfer memory windows */
+    MPIDI_IBMC_mw_t *mw_pool;   /* unbound windows */
+    int mw_ops_inflight, max_mw_ops;    /* binds and invalidations posted, and their bound */
+
+    /* MPIR_CVAR_IBMC_FAULT_QP_ERROR (ibmc_qp_fault.c): 0, or the post that breaks a QP */
+    uint64_t qp_fault_at, qp_fault_count;
+    int qp_fault_kind;          /* IBMC_QP_FAULT_* */
 
     struct MPIDI_IBMC_mcast *mcast;     /* the multicast channel, set up on first use */
     int mcast_told_off, mcast_told_large;       /* those fallbacks' reasons were printed */
@@ -203,7 +228,7 @@ static inline uint32_t MPIDI_IBMC_rbuf_lkey(MPIDI_IBMC_state_t * st, int idx)
 static inline int MPIDI_IBMC_conn_has_work(const MPIDI_IBMC_conn_t * conn)
 {
     return ibmc_cm_has_timer(&conn->cm) || conn->q_head || conn->need_rtu || conn->rd_head ||
-        conn->credit_pending;
+        conn->credit_pending || conn->inv_head;
 }
 
 /* Seconds on MPL's clock, for the handshake timers. */
@@ -228,6 +253,14 @@ int MPIDI_IBMC_ud_recv(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int idx
 /* ibmc_init.c: 64 random bits from the kernel */
 uint64_t MPIDI_IBMC_random_u64(void);
 
+/* ibmc_qp_fault.c */
+enum { IBMC_QP_FAULT_SEND, IBMC_QP_FAULT_READ, IBMC_QP_FAULT_STALE_READ };
+int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st);
+void MPIDI_IBMC_qp_fault_posted(MPIDI_IBMC_state_t * st, struct ibv_qp *qp, int is_read);
+/* a rendezvous receive sent its FIN: stale_read=N reads again with its rkey */
+int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                                 const MPIDI_IBMC_rdma_read_t * done);
+
 /* ibmc_conn.c */
 int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
                           ibmc_cm_event_t ev, uint32_t qpn);
@@ -249,7 +282,7 @@ int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
                          int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                          const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,
-                         int dst_vci);
+                         int dst_vci, struct MPIDI_IBMC_rndv_send *bind);
 
 /* ibmc_mem.c */
 int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st);
@@ -271,6 +304,11 @@ int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn
 int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd);
 int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_rndv_can_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+int MPIDI_IBMC_rndv_post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                              MPIDI_IBMC_rndv_send_t * rs);
+int MPIDI_IBMC_rndv_post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+int MPIDI_IBMC_rndv_mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_send_t * rs);
 
 /* ibmc_am_recv.c */
 int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,

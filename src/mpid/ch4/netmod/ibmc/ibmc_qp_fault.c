@@ -1,0 +1,113 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* A testing knob that breaks one RC queue pair on purpose
+ * (MPIR_CVAR_IBMC_FAULT_QP_ERROR), so that the fabric tests can check what a
+ * broken connection does to a job: it must end with an error that names the
+ * peer and the operation, never hang and never deliver part of a message as
+ * if it were whole.  Real faults (a cable pulled, a peer's HCA reset) reach
+ * the same code: the work requests on the queue pair complete in error. */
+
+#include <mpidimpl.h>
+#include <unistd.h>
+#include "ibmc_types.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_FAULT_QP_ERROR
+      category    : CH4_IBMC
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Testing knob, not for production use: break one RC queue pair of
+        this process on purpose, to check that a broken connection ends the
+        job with a clear error instead of a hang.  "send=N" moves the queue
+        pair that carries this process's N-th RC packet to the error state
+        right after the packet is posted; "read=N" does the same with its
+        N-th RDMA READ of the rendezvous protocol.  "stale_read=N" checks
+        that a finished rendezvous leaves the sender's memory closed: one
+        second after its N-th rendezvous receive has sent its FIN, this
+        process reads from the sender again with the rkey of that transfer,
+        which must fail (remote access error) and end the job.  N counts
+        from 1.  Empty (the default) is off.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *s = MPIR_CVAR_IBMC_FAULT_QP_ERROR;
+    char kind[16];
+    unsigned long long n;
+    int used = 0;
+
+    st->qp_fault_at = 0;
+    if (!s || !*s)
+        return MPI_SUCCESS;
+    if (sscanf(s, "%15[a-z_]=%llu%n", kind, &n, &used) != 2 || s[used] || n == 0 ||
+        (strcmp(kind, "send") && strcmp(kind, "read") && strcmp(kind, "stale_read"))) {
+        MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar_str",
+                             "**ibmc_cvar_str %s %s %s", "MPIR_CVAR_IBMC_FAULT_QP_ERROR", s,
+                             "it must be send=N, read=N or stale_read=N with N >= 1");
+    }
+    st->qp_fault_kind = !strcmp(kind, "send") ? IBMC_QP_FAULT_SEND :
+        !strcmp(kind, "read") ? IBMC_QP_FAULT_READ : IBMC_QP_FAULT_STALE_READ;
+    st->qp_fault_at = n;
+  fn_fail:
+    return mpi_errno;
+}
+
+void MPIDI_IBMC_qp_fault_posted(MPIDI_IBMC_state_t * st, struct ibv_qp *qp, int is_read)
+{
+    int kind = is_read ? IBMC_QP_FAULT_READ : IBMC_QP_FAULT_SEND;
+    if (kind != st->qp_fault_kind || ++st->qp_fault_count != st->qp_fault_at)
+        return;
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR moved QP %#x to the error state "
+            "after %s %llu%s\n", qp->qp_num, is_read ? "RDMA READ" : "RC packet",
+            (unsigned long long) st->qp_fault_at, rc ? " (ibv_modify_qp failed)" : "");
+}
+
+int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                                 const MPIDI_IBMC_rdma_read_t * done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (st->qp_fault_kind != IBMC_QP_FAULT_STALE_READ || ++st->qp_fault_count != st->qp_fault_at)
+        return MPI_SUCCESS;
+
+    /* the sender processes the FIN meanwhile (it is another process) */
+    sleep(1);
+    MPIDI_IBMC_rdma_read_t *rd = MPL_calloc(1, sizeof(*rd), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!rd, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    rd->stale_probe = 1;
+    rd->peer = conn->rank;
+    rd->raddr = done->raddr;
+    rd->rkey = done->rkey;
+    rd->len = MPL_MIN(done->len, 4096);
+    rd->bounce = MPL_malloc(rd->len, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!rd->bounce, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    rd->laddr = rd->bounce;
+    if (MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg))
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR reads %zu bytes from rank %d again "
+            "with the rkey %#x of a finished transfer\n", rd->len, rd->peer, rd->rkey);
+    if (conn->rd_tail)
+        conn->rd_tail->next = rd;
+    else
+        conn->rd_head = rd;
+    conn->rd_tail = rd;
+    mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+  fn_fail:
+    return mpi_errno;
+}
