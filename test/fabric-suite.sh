@@ -179,6 +179,17 @@ qp_fault() { # fault, program, args...
 qp_fault send=40 "$IBMC_BIN/exchange"
 qp_fault read=2 "$IBMC_BIN/rndv" 1048576
 
+# forged connection datagrams with the job's key from the wrong source (rank 1
+# claims to be rank 2, a REQ and a REP): rank 0 drops both and says why, the
+# job's data is right
+log=$IBMC_OUT/forged-datagrams.log
+if MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_IBMC_STATS=1 MPIR_CVAR_IBMC_FAULT_QP_ERROR=forge_cm=1 \
+       timeout -k 5 300 mpiexec -n 4 "$IBMC_BIN/exchange" > "$log" 2>&1 &&
+   grep -q "all bytes verified" "$log" && grep -q "claim to come from rank 2" "$log" &&
+   [ "$(grep -c 'rank 0 dropped a datagram: a connection message not sent from the rank it names' "$log")" = 2 ]; then
+    ok "forged REQ and REP from the wrong source: both dropped by rank 0, data bit-exact"
+else bad "forged connection datagrams (see $log)"; grep -E "dropped|claim|rror" "$log" | head -5; fi
+
 # a finished rendezvous leaves the sender's memory closed: a read with its
 # rkey one second after the FIN fails (the window is gone) and ends the job;
 # without windows (MPIR_CVAR_IBMC_RNDV_WINDOW=false) the same read succeeds,

@@ -558,6 +558,9 @@ int MPIDI_IBMC_init_world(void)
 
 int MPIDI_IBMC_post_init(void)
 {
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    if (st && unlikely(st->qp_fault_at))
+        return MPIDI_IBMC_qp_fault_forge(st);
     return MPI_SUCCESS;
 }
 

@@ -35,8 +35,12 @@ cvars:
         that a finished rendezvous leaves the sender's memory closed: one
         second after its N-th rendezvous receive has sent its FIN, this
         process reads from the sender again with the rkey of that transfer,
-        which must fail (remote access error) and end the job.  N counts
-        from 1.  Empty (the default) is off.
+        which must fail (remote access error) and end the job.
+        "forge_cm=N": at the end of MPI_Init, world rank N sends rank 0 a
+        connection request and a reply that claim to come from another
+        rank: the job's key, the wrong source; rank 0 must drop both
+        (pvar ibmc_cm_dropped) and the job go on unharmed.  N counts from 1
+        for the others.  Empty (the default) is off.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -53,13 +57,15 @@ int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st)
     if (!s || !*s)
         return MPI_SUCCESS;
     if (sscanf(s, "%15[a-z_]=%llu%n", kind, &n, &used) != 2 || s[used] || n == 0 ||
-        (strcmp(kind, "send") && strcmp(kind, "read") && strcmp(kind, "stale_read"))) {
+        (strcmp(kind, "send") && strcmp(kind, "read") && strcmp(kind, "stale_read") &&
+         strcmp(kind, "forge_cm"))) {
         MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar_str",
                              "**ibmc_cvar_str %s %s %s", "MPIR_CVAR_IBMC_FAULT_QP_ERROR", s,
-                             "it must be send=N, read=N or stale_read=N with N >= 1");
+                             "it must be send=N, read=N, stale_read=N or forge_cm=N with N >= 1");
     }
     st->qp_fault_kind = !strcmp(kind, "send") ? IBMC_QP_FAULT_SEND :
-        !strcmp(kind, "read") ? IBMC_QP_FAULT_READ : IBMC_QP_FAULT_STALE_READ;
+        !strcmp(kind, "read") ? IBMC_QP_FAULT_READ :
+        !strcmp(kind, "stale_read") ? IBMC_QP_FAULT_STALE_READ : IBMC_QP_FAULT_FORGE_CM;
     st->qp_fault_at = n;
   fn_fail:
     return mpi_errno;
@@ -110,4 +116,41 @@ int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * co
     mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
   fn_fail:
     return mpi_errno;
+}
+
+int MPIDI_IBMC_qp_fault_forge(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (st->qp_fault_kind != IBMC_QP_FAULT_FORGE_CM)
+        return MPI_SUCCESS;
+    /* everyone's datagram queue pair has the job's Q_Key by now, so what is
+     * sent below reaches ibmc's checks instead of the HCA's */
+    mpi_errno = MPIR_pmi_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    int claimed = (int) ((st->qp_fault_at + 1) % st->world_size);
+    if (claimed == 0)
+        claimed = (claimed + 1) % st->world_size;
+    if (st->my_rank != (int) st->qp_fault_at || st->world_size < 3 || claimed == st->my_rank)
+        goto fn_exit;
+
+    for (uint32_t type = IBMC_CM_MSG_REQ; type <= IBMC_CM_MSG_REP; type++) {
+        ibmc_cm_msg_t msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.magic = IBMC_CM_MAGIC;
+        msg.type = type;
+        msg.src_rank = (uint32_t) claimed;
+        msg.rc_qpn = 0xbad;
+        msg.rc_psn = 1;
+        msg.job_key = st->job_key;
+        msg.nonce = MPIDI_IBMC_random_u64();
+        msg.echo = MPIDI_IBMC_random_u64();
+        mpi_errno = MPIDI_IBMC_ud_send(st, &st->conns[0], &msg);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR: rank %d sent rank 0 a REQ and a REP "
+            "that claim to come from rank %d\n", st->my_rank, claimed);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
