@@ -15,6 +15,8 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_msg.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cookie.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_am_check.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
@@ -38,6 +40,8 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_fsm.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cm_msg.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cookie.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_am_check.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_ud.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \

@@ -11,6 +11,7 @@
 #include <mpidimpl.h>
 #include "ibmc_types.h"
 #include "ibmc_mcast.h"
+#include "ibmc_am_check.h"
 
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)
 {
@@ -142,22 +143,33 @@ static const unsigned short am_hdr_min[MPIDIG_HANDLER_STATIC_MAX] = {
     [MPIDIG_WIN_UNLOCKALL_ACK] = sizeof(MPIDIG_win_cntrl_msg_t),
 };
 
-/* What is wrong with an active message's addressing, or NULL: the handler
- * must exist, be given at least the header it reads, and run on a VCI this
- * process has; only point-to-point sends come by rendezvous. */
-static const char *check_am(const ibmc_pkt_view_t * v)
+/* Fill the rules a packet's handler, VCIs and header are held to
+ * (ibmc_am_check.h) from MPIDIG's tables.  Run at init and again before a
+ * packet is refused, since MPICH may register a handler after the netmod
+ * started. */
+void MPIDI_IBMC_am_rules_refresh(MPIDI_IBMC_state_t * st)
 {
-    if (v->handler_id >= MPIDI_AM_HANDLERS_MAX || !MPIDIG_global.target_msg_cbs[v->handler_id])
-        return "an active message for a handler that does not exist";
-    if (v->dst_vci >= MPIDI_global.n_vcis || v->src_vci >= IBMC_PKT_MAX_VCIS)
-        return "an active message for a VCI that does not exist";
-    /* the compact form is checked when it is expanded (deliver_send16) */
-    if (!(v->flags & IBMC_PKT_F_SEND16) && v->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
-        v->am_hdr_sz < am_hdr_min[v->handler_id])
-        return "an active-message header shorter than its handler reads";
-    if (v->type == IBMC_PKT_RNDV && v->handler_id != MPIDIG_SEND)
-        return "a rendezvous for a handler other than point-to-point send";
-    return NULL;
+    ibmc_am_rules_t *r = &st->am_rules;
+
+    MPL_COMPILE_TIME_ASSERT(MPIDI_AM_HANDLERS_MAX <= IBMC_PKT_MAX_HANDLERS);
+    MPL_COMPILE_TIME_ASSERT(MPIDIG_HANDLER_STATIC_MAX <= MPIDI_AM_HANDLERS_MAX);
+    r->n_handlers = MPIDI_AM_HANDLERS_MAX;
+    r->n_vcis = (unsigned) MPL_MIN(MPIDI_global.n_vcis, IBMC_PKT_MAX_VCIS);
+    r->rndv_handler = MPIDIG_SEND;
+    for (int i = 0; i < MPIDI_AM_HANDLERS_MAX; i++) {
+        r->registered[i] = MPIDIG_global.target_msg_cbs[i] != NULL;
+        r->hdr_min[i] = i < MPIDIG_HANDLER_STATIC_MAX ? am_hdr_min[i] : 0;
+    }
+}
+
+static int check_am(MPIDI_IBMC_state_t * st, const ibmc_pkt_view_t * v)
+{
+    int rc = ibmc_am_check(v, &st->am_rules);
+    if (rc != IBMC_AM_OK) {
+        MPIDI_IBMC_am_rules_refresh(st);
+        rc = ibmc_am_check(v, &st->am_rules);
+    }
+    return rc;
 }
 
 static int deliver(int handler_id, int src_vci, int dst_vci, void *am_hdr, void *data,
@@ -223,9 +235,9 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
             MPIDI_IBMC_conn_mark_busy(st, conn);
     }
     if (v.type == IBMC_PKT_AM || v.type == IBMC_PKT_RNDV) {
-        const char *bad = check_am(&v);
-        if (bad)
-            return MPIDI_IBMC_PROTO_ERROR(conn->rank, bad);
+        rc = check_am(st, &v);
+        if (rc != IBMC_AM_OK)
+            return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_am_strerror(rc));
     }
 
     switch (v.type) {

@@ -323,6 +323,13 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
                    MPIDI_IBMC_rndv_send_t * bind)
 {
     int mpi_errno = MPI_SUCCESS;
+    if (conn->cm.state == IBMC_CM_FAILED) {
+        /* fatal, as when the connection failed: earlier messages to the
+         * peer are lost, so carrying on would be silent loss */
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
+                                    conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+    }
     MPIDI_IBMC_sendop_t *op = MPL_malloc(sizeof(*op) + am_hdr_sz + extra_sz, MPL_MEM_BUFFER);
     MPIR_ERR_CHKANDJUMP(!op, mpi_errno, MPI_ERR_OTHER, "**nomem");
     ibmc_send16_fields_t f16;
@@ -381,9 +388,6 @@ static int enqueue(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_ty
     } else if (conn->cm.state == IBMC_CM_CONNECTED) {
         mpi_errno = MPIDI_IBMC_send_drain(st, conn);
         MPIR_ERR_CHECK(mpi_errno);
-    } else if (conn->cm.state == IBMC_CM_FAILED) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect", "**ibmc_connect %d %d",
-                             conn->rank, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
     }
     /* conn_event (handshake timer) and send_drain (out of buffers) have put
      * the connection on the busy list if anything is left to do */

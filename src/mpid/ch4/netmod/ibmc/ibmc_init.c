@@ -363,6 +363,7 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     st = MPL_calloc(1, sizeof(*st), MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!st, mpi_errno, MPI_ERR_OTHER, "**nomem");
     ibmc_cookie_init(&st->rndv_cookies);
+    MPIDI_IBMC_am_rules_refresh(st);
 
     mpi_errno = MPIDI_IBMC_device_open(&st->hca, st->hca_name, sizeof(st->hca_name));
     MPIR_ERR_CHECK(mpi_errno);

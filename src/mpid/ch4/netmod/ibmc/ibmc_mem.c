@@ -23,8 +23,12 @@
  * every lookup, and the part given back is invalidated.  Memory outside the
  * heap (mmap, shared memory, thread arenas, the stack) is registered for the
  * one transfer and deregistered after it, which is always correct.
- * malloc_trim(3) would break the promise: it discards heap pages
- * (MADV_DONTNEED) without the break moving.  The README says so.
+ * Three calls of the application's break the promise without the break
+ * ending up anywhere new: mallopt(M_TRIM_THRESHOLD) after MPI_Init,
+ * malloc_trim, and madvise discarding heap pages.  ibmc_heapwatch.c sees
+ * them; the first two turn the cache off for good, the third invalidates
+ * what the cache holds.  Where they cannot be watched (libmpi linked
+ * statically) the cache is off.
  *
  * All of this holds for glibc's malloc only.  Another allocator (tcmalloc
  * or jemalloc, preloaded or linked in) takes heap memory with sbrk and gives
@@ -37,6 +41,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include "ibmc_types.h"
+#include "ibmc_heapwatch.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -59,8 +64,10 @@ cvars:
         every rendezvous registers and deregisters its buffers, and malloc is
         left alone.  The cache is off as well when malloc is not glibc's (an
         allocator such as tcmalloc or jemalloc, preloaded or linked in): such
-        allocators return memory in ways the cache cannot see.  From 0 to
-        1048576.
+        allocators return memory in ways the cache cannot see.  It turns off
+        during the run when the application sets M_TRIM_THRESHOLD with
+        mallopt or calls malloc_trim, and it is off with a static libmpi,
+        where those calls cannot be watched.  From 0 to 1048576.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -138,12 +145,22 @@ int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st)
             printf("ibmc-stats: rank %d registration cache off: malloc is not glibc's\n",
                    st->my_rank);
     }
+    if (st->rcache_on && !ibmc_heapwatch_active()) {
+        st->rcache_on = 0;
+        if (MPIR_CVAR_IBMC_STATS)
+            printf("ibmc-stats: rank %d registration cache off: the application's mallopt, "
+                   "malloc_trim and madvise cannot be watched (static libmpi)\n", st->my_rank);
+    }
     if (st->rcache_on) {
         mallopt(M_MMAP_MAX, 0);
         mallopt(M_TRIM_THRESHOLD, -1);
     }
     st->heap_lo = heap_start();
     st->heap_hi = (uintptr_t) sbrk(0);
+    if (st->rcache_on) {
+        ibmc_heapwatch_arm(st->heap_lo);
+        ibmc_heapwatch_read(&st->heap_seen);
+    }
     ibmc_rcache_init(&st->rcache, (size_t) MPIR_CVAR_IBMC_RCACHE_SIZE << 20,
                      (size_t) (page > 0 ? page : 4096), IBMC_RCACHE_ALIGN, reg_cb, dereg_cb, st);
   fn_fail:
@@ -155,12 +172,37 @@ void MPIDI_IBMC_mem_finalize(MPIDI_IBMC_state_t * st)
     ibmc_rcache_destroy(&st->rcache);
 }
 
+/* Act on what the application did to the heap since the last lookup. */
+static void heap_changes(MPIDI_IBMC_state_t * st, uintptr_t brk)
+{
+    ibmc_heapwatch_t now;
+    uintptr_t hi = MPL_MAX(brk, st->heap_hi);
+    const char *why = NULL;
+
+    ibmc_heapwatch_read(&now);
+    if (now.trim_settings != st->heap_seen.trim_settings)
+        why = "the application set M_TRIM_THRESHOLD with mallopt";
+    else if (now.trims != st->heap_seen.trims)
+        why = "the application called malloc_trim";
+    if (why) {
+        ibmc_rcache_invalidate(&st->rcache, (void *) st->heap_lo, hi - st->heap_lo);
+        st->rcache_on = 0;
+        if (MPIR_CVAR_IBMC_STATS)
+            printf("ibmc-stats: rank %d registration cache off: %s\n", st->my_rank, why);
+    } else if (now.discards != st->heap_seen.discards) {
+        ibmc_rcache_invalidate(&st->rcache, (void *) st->heap_lo, hi - st->heap_lo);
+    }
+    st->heap_seen = now;
+}
+
 int MPIDI_IBMC_mem_register(MPIDI_IBMC_state_t * st, const void *buf, size_t len,
                             MPIDI_IBMC_reg_t * reg)
 {
     uintptr_t a = (uintptr_t) buf;
     uintptr_t brk = (uintptr_t) sbrk(0);
 
+    if (st->rcache_on)
+        heap_changes(st, brk);
     if (brk < st->heap_hi)
         ibmc_rcache_invalidate(&st->rcache, (void *) brk, st->heap_hi - brk);
     st->heap_hi = brk;

@@ -19,6 +19,8 @@
 #include "ibmc_credit.h"
 #include "ibmc_pvars.h"
 #include "ibmc_cookie.h"
+#include "ibmc_am_check.h"
+#include "ibmc_heapwatch.h"
 
 /* Work-request ids: the low three bits say what the completion is for, the
  * rest index the buffer it used or, for an RDMA READ, point to its
@@ -192,8 +194,10 @@ typedef struct MPIDI_IBMC_state {
     ibmc_rcache_t rcache;
     int rcache_on;
     uintptr_t heap_lo, heap_hi; /* the brk heap, the memory the cache can track */
+    ibmc_heapwatch_t heap_seen; /* the application's heap calls at the last lookup */
     uint64_t reg_uncached;      /* registrations made for one transfer */
     ibmc_cookie_table_t rndv_cookies;   /* what a peer's FIN may name (ibmc_cookie.h) */
+    ibmc_am_rules_t am_rules;   /* what a packet may ask of MPIDIG (ibmc_am_check.h) */
     int use_mw;                 /* peers read through per-transfer memory windows */
     MPIDI_IBMC_mw_t *mw_pool;   /* unbound windows */
     int mw_ops_inflight, max_mw_ops;    /* binds and invalidations posted, and their bound */
@@ -318,6 +322,7 @@ int MPIDI_IBMC_rndv_mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_s
 int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,
                            size_t len);
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
+void MPIDI_IBMC_am_rules_refresh(MPIDI_IBMC_state_t * st);
 int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st);
 int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type,
