@@ -352,6 +352,21 @@ if MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast MPIR_CVAR_NUM_CLIQUES=2 \
    grep -q "bcast_mcast_threads: all checks passed" "$log"; then
     ok "ibmc_mcast under MPI_THREAD_MULTIPLE, 5% loss: $(grep -Eo 'all checks passed.*' "$log")"
 else bad "ibmc_mcast under MPI_THREAD_MULTIPLE (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+# a member killed in the middle of multicast broadcasts: the root, whose
+# window the dead member holds, asks it for an ACK over RC, and that fails
+# naming it.  The killed rank's shell lives on, so that hydra does not see a
+# process die and end the job itself: what ends it must be ibmc.
+log=$IBMC_OUT/bcast-mcast-peerdeath.log
+t0=$(date +%s)
+MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast MPIR_CVAR_NUM_CLIQUES=4 timeout -k 5 180 mpiexec -n 4 \
+    sh -c "'$IBMC_BIN/bcast_peerdeath'; rc=\$?; echo \"bcast_peerdeath: rank \$PMI_RANK exited with \$rc\" >&2
+           [ \$rc = 137 ] && sleep 600; exit \$rc" > "$log" 2>&1
+rc=$? t=$(( $(date +%s) - t0 ))
+re='(to or from|with) rank 3 failed with verbs status: [a-zA-Z ]+'
+if [ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "rank 3 exited with 137" "$log" &&
+   grep -Eq "$re" "$log" && ! grep -q "bcast_peerdeath: FAIL" "$log"; then
+    ok "member killed during multicast broadcasts: the job ended after ${t}s with: $(grep -Eo "$re" "$log" | head -1)"
+else bad "member killed during multicast broadcasts: exit $rc after ${t}s (see $log)"; grep -E "rror|exited|FAIL" "$log" | head -6; fi
 expect_error "multicast fault string" \
     "MPIR_CVAR_IBMC_MCAST_FAULTS='drop=2' is not valid: drop=2 is not a probability between 0 and 1" \
     MPIR_CVAR_IBMC_MCAST_FAULTS=drop=2 -- -n 1 "$IBMC_BIN/hello"

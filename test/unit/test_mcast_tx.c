@@ -207,6 +207,28 @@ int main(void)
         TAP_EXPECT_EQ(f.tx.min_acked, 4);
     }
 
+    TAP_TEST("a full window names the members holding it back, and only then") {
+        int who[N];
+        setup(&f);
+        ibmc_mcast_tx_begin(&f.tx, 0, 0, f.data, 20 * P);
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 0);        /* nothing sent */
+        while (ibmc_mcast_tx_next(&f.tx, &pkt, &len));
+        TAP_EXPECT(ibmc_mcast_tx_blocked(&f.tx));
+        /* nobody has acknowledged: every member but the root holds it */
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), N - 1);
+        ibmc_mcast_tx_ack(&f.tx, 0, 3);
+        ibmc_mcast_tx_ack(&f.tx, 3, 5);
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 1);
+        TAP_EXPECT_EQ(who[0], 2);
+        /* at most max of them */
+        ibmc_mcast_tx_ack(&f.tx, 0, 0);
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, 1), 1);
+        /* the last one moves: the window opens, nobody is named */
+        ibmc_mcast_tx_ack(&f.tx, 2, 2);
+        TAP_EXPECT(!ibmc_mcast_tx_blocked(&f.tx));
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 0);
+    }
+
     TAP_TEST("a communicator of one sends without waiting") {
         ibmc_mcast_tx_t tx;
         uint32_t acked[1];

@@ -383,8 +383,11 @@ static int after_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
             MPIDI_IBMC_pvars.mcast_naks_sent++;
         }
         /* the answer takes a round trip: the NAK timeout starts again */
-        if (n)
+        if (n) {
             c->nak_sent_at = MPIDI_IBMC_now();
+            if (!c->nak_first_at)
+                c->nak_first_at = c->nak_sent_at;
+        }
     }
     if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
         int to = c->rx.ack_root;
@@ -563,8 +566,10 @@ static void drain_cm_events(MPIDI_IBMC_mcast_t * mc)
 static int send_completion(MPIDI_IBMC_mcast_t * mc, const struct ibv_wc *wc)
 {
     mc->sq_inflight--;
+    /* fatal, as every failed completion (ibmc_err.h): the QP is in error
+     * and every later multicast of every communicator would be lost */
     if (wc->status != IBV_WC_SUCCESS)
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
                                     "a multicast send", ibv_wc_status_str(wc->status));
     return MPI_SUCCESS;
@@ -653,6 +658,18 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
                 }
                 break;
             }
+        case IBMC_MCAST_RC_ACK_REQ:
+            /* an ACK states how far this member has delivered, which is
+             * true whoever asks; the asker is a member (checked above) */
+            if (c->state == IBMC_MCAST_CHAN_READY) {
+                mpi_errno = send_rc(st, c, from, IBMC_MCAST_RC_ACK, ibmc_mcast_rx_ack_take(&c->rx),
+                                    0, NULL, 0);
+                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_IBMC_pvars.mcast_acks_sent++;
+            } else {
+                MPIDI_IBMC_pvars.mcast_dropped++;
+            }
+            break;
         case IBMC_MCAST_RC_DATA:
             if (c->state == IBMC_MCAST_CHAN_READY) {
                 mpi_errno = deliver(st, c, payload + sizeof(h), plen - sizeof(h), from, 1);
@@ -1002,6 +1019,38 @@ static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     return MPI_SUCCESS;
 }
 
+/* The root's window has been full for a while with no ACK moving it: ask
+ * the members that hold it back, over RC, to acknowledge now.  The ACK
+ * requests inside multicast packets may have been lost, or a member may be
+ * gone: a live one answers, and a dead one fails the RC send, which ends the
+ * job naming it instead of leaving the root waiting.  The wait before asking
+ * starts at the NAK timeout and doubles while the members stay silent (a
+ * member that is alive but outside MPI cannot answer). */
+static int probe_laggards(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
+                          uint32_t * stuck_at, double *stuck_since, double *probe_after)
+{
+    int mpi_errno = MPI_SUCCESS;
+    double now = MPIDI_IBMC_now();
+    if (!ibmc_mcast_tx_blocked(&c->tx) || c->tx.min_acked != *stuck_at || !*stuck_since) {
+        *stuck_at = c->tx.min_acked;
+        *stuck_since = now;
+        return MPI_SUCCESS;
+    }
+    if (now - *stuck_since < *probe_after)
+        return MPI_SUCCESS;
+    int who[16];
+    int n = ibmc_mcast_tx_laggards(&c->tx, who, 16);
+    for (int i = 0; i < n; i++) {
+        mpi_errno = send_rc(st, c, who[i], IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, NULL, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_IBMC_pvars.mcast_ack_probes++;
+    }
+    *stuck_since = now;
+    *probe_after = MPL_MIN(2 * *probe_after, IBMC_MCAST_NAK_MAX_US * 1e-6);
+  fn_fail:
+    return mpi_errno;
+}
+
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -1048,6 +1097,8 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     if (root == c->rank) {
         uint32_t first = ibmc_mcast_rx_own(&c->rx, (uint64_t) len, c->rank);
         ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, (uint64_t) len);
+        double probe_after = c->nak_timeout, stuck_since = 0;
+        uint32_t stuck_at = c->tx.min_acked;
         for (;;) {
             int blocked;
             mpi_errno = root_send(st, mc, c, &blocked);
@@ -1056,9 +1107,12 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
                 break;
             mpi_errno = wait_turn();
             MPIR_ERR_CHECK(mpi_errno);
+            mpi_errno = probe_laggards(st, c, &stuck_at, &stuck_since, &probe_after);
+            MPIR_ERR_CHECK(mpi_errno);
         }
     } else {
         c->mismatch = 0;
+        c->nak_first_at = 0;
         if (ibmc_mcast_rx_post(&c->rx, buf, (uint64_t) len, root) == IBMC_MCAST_RX_MISMATCH)
             c->mismatch = 1;
         mpi_errno = after_packet(st, c);
@@ -1089,14 +1143,27 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
                     MPIDI_IBMC_pvars.mcast_naks_sent++;
                 }
                 quiet_since = now;
-                if (n)
+                if (n) {
                     c->nak_sent_at = now;
+                    if (!c->nak_first_at)
+                        c->nak_first_at = now;
+                }
                 timeout = MPL_MIN(2 * timeout, IBMC_MCAST_NAK_MAX_US * 1e-6);
             }
         }
         if (c->mismatch) {
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
                                  "**ibmc_mcast_len %d %d", root, (int) len);
+        }
+        if (c->nak_first_at > 0) {
+            /* recovery: from the first request for a lost packet to the
+             * whole message in place */
+            unsigned long long us =
+                (unsigned long long) ((MPIDI_IBMC_now() - c->nak_first_at) * 1e6);
+            MPIDI_IBMC_pvars.mcast_recoveries++;
+            MPIDI_IBMC_pvars.mcast_recovery_us += us;
+            if (us > MPIDI_IBMC_pvars.mcast_recovery_worst_us)
+                MPIDI_IBMC_pvars.mcast_recovery_worst_us = us;
         }
         mpi_errno = after_packet(st, c);
         MPIR_ERR_CHECK(mpi_errno);

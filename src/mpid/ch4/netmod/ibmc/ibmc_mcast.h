@@ -22,7 +22,8 @@
 enum {
     IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position */
     IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) are missing */
-    IBMC_MCAST_RC_DATA = 3      /* a multicast packet follows, sent again */
+    IBMC_MCAST_RC_DATA = 3,     /* a multicast packet follows, sent again */
+    IBMC_MCAST_RC_ACK_REQ = 4   /* the root's window is stuck on the receiver: ACK now */
 };
 
 typedef struct {
@@ -71,6 +72,7 @@ typedef struct MPIDI_IBMC_mcast_chan {
     int mismatch;               /* the posted message's root sent another length */
     double nak_timeout;         /* seconds of silence before a NAK; adapts (deliver()) */
     double nak_sent_at;         /* when the last NAK went out */
+    double nak_first_at;        /* the first NAK of the broadcast being received, or 0 */
     double srtt;                /* smoothed NAK-to-retransmission round trip */
     double retire_deadline;
 } MPIDI_IBMC_mcast_chan_t;

@@ -141,6 +141,17 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos)
     return 0;
 }
 
+int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max)
+{
+    int n = 0;
+    if (tx->nmembers <= 1 || !ibmc_mcast_tx_blocked(tx))
+        return 0;
+    for (int m = 0; m < tx->nmembers && n < max; m++)
+        if (m != tx->self && tx->acked[m] == tx->min_acked)
+            out[n++] = m;
+    return n;
+}
+
 int ibmc_mcast_tx_lookup(ibmc_mcast_tx_t * tx, uint32_t pos, const void **pkt, size_t * len)
 {
     if (ibmc_mcast_seq_diff(pos, tx->next) >= 0) {

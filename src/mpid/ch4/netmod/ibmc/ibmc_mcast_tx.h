@@ -114,6 +114,12 @@ static inline int ibmc_mcast_tx_blocked(const ibmc_mcast_tx_t * tx)
  * ibmc_mcast_tx_begin keeps it if it is not past the message's start. */
 int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos);
 
+/* The members holding the window back (their ACK is the lowest), up to max
+ * of them into out[]; returns how many.  A root whose window has stayed full
+ * asks them over RC (ibmc_mcast.c): a live member answers with an ACK, and a
+ * dead one fails the reliable connection, which names it. */
+int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max);
+
 /* The ring's copy of position pos for a retransmission: 1 and *pkt, *len,
  * or 0 when pos is not held: not sent yet (early_naks), delivered by every
  * member since the NAK was sent (stale_naks), or another root's (bogus_naks).  The copy is the

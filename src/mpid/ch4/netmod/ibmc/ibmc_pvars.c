@@ -78,6 +78,10 @@ void MPIDI_IBMC_pvars_register(void)
               "names a range of them).");
     IBMC_PVAR(mcast_retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
+    IBMC_PVAR(mcast_ack_probes,
+              "ACK requests this process sent over RC as a root whose window stayed full: to "
+              "the members holding it back.  A member that died fails the request, which "
+              "ends the job naming it.");
     IBMC_PVAR(mcast_duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR(mcast_dropped,
@@ -86,6 +90,14 @@ void MPIDI_IBMC_pvars_register(void)
               "window.");
     IBMC_PVAR(mcast_faults,
               "Multicast packets the fault injector dropped (MPIR_CVAR_IBMC_MCAST_FAULTS).");
+    IBMC_PVAR(mcast_recoveries,
+              "Broadcasts this process received that lost packets and asked for them again "
+              "(one or more NAKs).");
+    IBMC_PVAR(mcast_recovery_us,
+              "Microseconds those broadcasts took from their first NAK to the whole message "
+              "in place, summed: divided by ibmc_mcast_recoveries, the mean recovery time.");
+    IBMC_PVAR(mcast_recovery_worst_us,
+              "The longest of those recoveries, in microseconds (never decreases).");
     IBMC_PVAR(mcast_fallbacks,
               "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
               "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");

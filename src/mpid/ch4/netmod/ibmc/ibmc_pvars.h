@@ -38,9 +38,13 @@ typedef struct {
     unsigned long long mcast_acks_sent;
     unsigned long long mcast_naks_sent; /* NAK messages sent (each names a range) */
     unsigned long long mcast_retransmits;       /* packets sent again over RC for NAKs */
+    unsigned long long mcast_ack_probes;        /* ACK requests a stuck root sent over RC */
     unsigned long long mcast_duplicates;        /* packets dropped as already delivered or held */
     unsigned long long mcast_dropped;   /* foreign, stale, malformed, wrong-source, out-of-window */
     unsigned long long mcast_faults;    /* packets the fault injector dropped */
+    unsigned long long mcast_recoveries;        /* received broadcasts that needed a NAK */
+    unsigned long long mcast_recovery_us;       /* their time from first NAK to complete, summed */
+    unsigned long long mcast_recovery_worst_us; /* and the longest */
     unsigned long long mcast_fallbacks; /* broadcasts that ran a stock algorithm instead */
     unsigned long long mcast_groups;    /* multicast groups this process is in now */
 } MPIDI_IBMC_pvars_t;
