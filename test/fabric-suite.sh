@@ -367,6 +367,20 @@ if [ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "rank 3 exited with 137" "$log" &
    grep -Eq "$re" "$log" && ! grep -q "bcast_peerdeath: FAIL" "$log"; then
     ok "member killed during multicast broadcasts: the job ended after ${t}s with: $(grep -Eo "$re" "$log" | head -1)"
 else bad "member killed during multicast broadcasts: exit $rc after ${t}s (see $log)"; grep -E "rror|exited|FAIL" "$log" | head -6; fi
+# 10,000 communicators created, broadcast over by multicast and freed, a
+# few kept alive across cycles, with a pool of 2 groups (so live
+# communicators share them): groups held never exceed the pool, every
+# broadcast went by multicast, resident memory stays flat
+log=$IBMC_OUT/bcast-mcast-churn.log
+t0=$(date +%s)
+if MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_IBMC_MCAST_GROUPS=2 \
+       timeout -k 5 900 mpiexec -n 4 "$IBMC_BIN/bcast_churn" 10000 > "$log" 2>&1 &&
+   grep -q "bcast_churn: all checks passed" "$log"; then
+    ok "communicator churn over multicast in $(( $(date +%s) - t0 )) s: $(grep -Eo '10000 communicators.*' "$log")"
+else bad "communicator churn over multicast (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+expect_error "multicast group pool of 0" \
+    'MPIR_CVAR_IBMC_MCAST_GROUPS=0 is not valid: it must be between 1 and 64' \
+    MPIR_CVAR_IBMC_MCAST_GROUPS=0 -- -n 1 "$IBMC_BIN/hello"
 expect_error "multicast fault string" \
     "MPIR_CVAR_IBMC_MCAST_FAULTS='drop=2' is not valid: drop=2 is not a probability between 0 and 1" \
     MPIR_CVAR_IBMC_MCAST_FAULTS=drop=2 -- -n 1 "$IBMC_BIN/hello"

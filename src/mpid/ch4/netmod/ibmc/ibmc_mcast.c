@@ -85,6 +85,24 @@ cvars:
         pair, shared by all communicators.  A packet that finds none is lost
         and recovered by NAK.  From 16 to the device's max_qp_wr.
 
+    - name        : MPIR_CVAR_IBMC_MCAST_GROUPS
+      category    : CH4_IBMC
+      type        : int
+      default     : 16
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Multicast groups a process may hold, shared by all its communicators.
+        A group is joined the first time a communicator's broadcast needs
+        one and kept until MPI_Finalize, so creating and freeing
+        communicators does not join and leave groups (which costs a subnet
+        manager transaction each, and leaks multicast LIDs on some).  A new
+        communicator takes a group no member is using; with more live
+        communicators than groups, some share one (each member then also
+        receives, and drops, the other communicator's packets).  Every
+        process of the job must use the same value.  From 1 to 64.
+
     - name        : MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT
       category    : CH4_IBMC
       type        : int
@@ -178,6 +196,9 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (m != 0 && (!is_pow2(m) || m > w))
         return cvar_error("MPIR_CVAR_IBMC_MCAST_ACK_EVERY", m,
                           "it must be 0 or a power of two up to MPIR_CVAR_IBMC_MCAST_WINDOW");
+    if (MPIR_CVAR_IBMC_MCAST_GROUPS < 1 || MPIR_CVAR_IBMC_MCAST_GROUPS > IBMC_MCAST_POOL_MAX)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_GROUPS", MPIR_CVAR_IBMC_MCAST_GROUPS,
+                          "it must be between 1 and 64");
     if (MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS < 16)
         return cvar_error("MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS", MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS,
                           "it must be at least 16");
@@ -254,6 +275,7 @@ static void engine_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     char why[160];
 
     mc->state = -1;
+    ibmc_mcast_pool_init(&mc->pool, MPIR_CVAR_IBMC_MCAST_GROUPS);
     ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &mc->fault_spec, why, sizeof(why));
     ibmc_mcast_faults_init(&mc->faults, &mc->fault_spec, (uint64_t) st->my_rank + 1);
     if (local_ipv4(st, &sin, mc->why, sizeof(mc->why)))
@@ -529,33 +551,33 @@ static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                          MPIDI_IBMC_mcast_chan_t * c);
 
 /* rdma_cm events: joins completing or failing.  An event's context is the
- * number of the join it answers, never a pointer: a channel may have been
- * freed, and its memory reused, before its join's answer comes. */
+ * number of the join it answers, never a pointer: a group may have been
+ * left, and joined again, before its join's answer comes. */
 static void drain_cm_events(MPIDI_IBMC_mcast_t * mc)
 {
     struct rdma_cm_event *ev;
     while (mc->evch && rdma_get_cm_event(mc->evch, &ev) == 0) {
-        MPIDI_IBMC_mcast_chan_t *c = NULL;
+        MPIDI_IBMC_mcast_group_t *g = NULL;
         uintptr_t join_id = (uintptr_t) ev->param.ud.private_data;
-        for (MPIDI_IBMC_mcast_chan_t * x = mc->chans; x; x = x->next)
-            if (x->join_id == join_id)
-                c = x;
-        if (c && c->join_state == 0) {
+        for (int k = 0; k < mc->pool.cap; k++)
+            if (mc->groups[k].joined && mc->groups[k].join_id == join_id)
+                g = &mc->groups[k];
+        if (g && g->join_state == 0) {
             if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN) {
-                c->join_state = 1;
-                c->mgid = ev->param.ud.ah_attr.grh.dgid;
-                c->mlid = ev->param.ud.ah_attr.dlid;
-                c->qkey = ev->param.ud.qkey;
+                g->join_state = 1;
+                g->mgid = ev->param.ud.ah_attr.grh.dgid;
+                g->mlid = ev->param.ud.ah_attr.dlid;
+                g->qkey = ev->param.ud.qkey;
                 struct ibv_ah_attr ah = ev->param.ud.ah_attr;
-                c->ah = ibv_create_ah(mc->qp->pd, &ah);
-                if (!c->ah) {
-                    c->join_state = -1;
-                    snprintf(c->why, sizeof(c->why), "ibv_create_ah for the group failed");
+                g->ah = ibv_create_ah(mc->qp->pd, &ah);
+                if (!g->ah) {
+                    g->join_state = -1;
+                    snprintf(g->why, sizeof(g->why), "ibv_create_ah for the group failed");
                 }
             } else {
-                c->join_state = -1;
-                snprintf(c->why, sizeof(c->why), "joining multicast group %s: %s (status %d)",
-                         inet_ntoa(c->maddr.sin_addr), rdma_event_str(ev->event), ev->status);
+                g->join_state = -1;
+                snprintf(g->why, sizeof(g->why), "joining multicast group %s: %s (status %d)",
+                         inet_ntoa(g->maddr.sin_addr), rdma_event_str(ev->event), ev->status);
             }
             mc->joins_pending--;
         }
@@ -760,77 +782,100 @@ static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
             *p = c->next;
             break;
         }
-    if (c->attached)
-        ibv_detach_mcast(mc->qp, &c->mgid, c->mlid);
-    if (c->ah)
-        ibv_destroy_ah(c->ah);
-    if (c->joined) {
-        if (c->join_state == 0)
-            mc->joins_pending--;
-        rdma_leave_multicast(mc->id, (struct sockaddr *) &c->maddr);
-        if (c->join_state == 1)
-            MPIDI_IBMC_pvars.mcast_groups--;
-    }
+    /* the group stays joined for the next communicator (ibmc_mcast_pool.h) */
+    if (c->group >= 0)
+        ibmc_mcast_pool_unref(&mc->pool, c->group);
     chan_free_memory(c);
 }
 
-/* A group address for this job's communicator: 239.x.y.z, x.y.z from the
- * job key, the context id and the epoch.  Two channels that land on one
- * group still only see each other's packets dropped as foreign. */
-static void group_address(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
+/* Leave group k (at MPI_Finalize, or after a failed join so that a later
+ * communicator may try again). */
+static void group_leave(MPIDI_IBMC_mcast_t * mc, int k)
 {
-    uint64_t h = st->job_key ^ ((uint64_t) c->context_id << 32) ^ c->epoch;
+    MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
+    if (g->attached)
+        ibv_detach_mcast(mc->qp, &g->mgid, g->mlid);
+    if (g->ah)
+        ibv_destroy_ah(g->ah);
+    if (g->joined) {
+        if (g->join_state == 0)
+            mc->joins_pending--;
+        rdma_leave_multicast(mc->id, (struct sockaddr *) &g->maddr);
+        if (g->join_state == 1)
+            MPIDI_IBMC_pvars.mcast_groups--;
+    }
+    memset(g, 0, sizeof(*g));
+}
+
+/* The address of the job's group k: 239.x.y.z, x.y.z from the job key and
+ * k.  Another job's groups differ; if two ever coincide, each job drops the
+ * other's packets as foreign (the job key in every header). */
+static void group_address(MPIDI_IBMC_state_t * st, int k, struct sockaddr_in *sin)
+{
+    uint64_t h = st->job_key ^ ((uint64_t) k << 40);
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 32;
-    memset(&c->maddr, 0, sizeof(c->maddr));
-    c->maddr.sin_family = AF_INET;
-    c->maddr.sin_addr.s_addr = htonl(0xef000000u | (uint32_t) (h & 0xffffff));
+    memset(sin, 0, sizeof(*sin));
+    sin->sin_family = AF_INET;
+    sin->sin_addr.s_addr = htonl(0xef000000u | (uint32_t) (h & 0xffffff));
 }
 
-/* Join the group locally; returns 0 or -1 with c->why. */
-static int join_local(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
-                      MPIDI_IBMC_mcast_chan_t * c)
+/* Make this process a member of group k, joining it if it is not yet;
+ * returns 0, or -1 with why. */
+static int group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int k, char *why,
+                      size_t whylen)
 {
-    group_address(st, c);
-    c->join_id = ++mc->joins;
-    if (rdma_join_multicast(mc->id, (struct sockaddr *) &c->maddr, (void *) c->join_id)) {
-        char ebuf[96];
-        snprintf(c->why, sizeof(c->why), "rdma_join_multicast(%s) failed: %s",
-                 inet_ntoa(c->maddr.sin_addr), MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
-        return -1;
+    MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
+    if (g->attached)
+        return 0;
+    if (!g->joined) {
+        group_address(st, k, &g->maddr);
+        g->join_id = ++mc->joins;
+        if (rdma_join_multicast(mc->id, (struct sockaddr *) &g->maddr, (void *) g->join_id)) {
+            char ebuf[96];
+            snprintf(why, whylen, "rdma_join_multicast(%s) failed: %s",
+                     inet_ntoa(g->maddr.sin_addr), MPIR_Strerror(errno, ebuf, sizeof(ebuf)));
+            memset(g, 0, sizeof(*g));
+            return -1;
+        }
+        g->joined = 1;
+        mc->joins_pending++;
     }
-    c->joined = 1;
-    mc->joins_pending++;
     double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT;
-    while (c->join_state == 0) {
+    while (g->join_state == 0) {
         drain_cm_events(mc);
-        if (c->join_state)
+        if (g->join_state)
             break;
         if (MPIDI_IBMC_now() > deadline) {
-            snprintf(c->why, sizeof(c->why), "joining multicast group %s took more than %d s "
-                     "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", inet_ntoa(c->maddr.sin_addr),
+            snprintf(why, whylen, "joining multicast group %s took more than %d s "
+                     "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", inet_ntoa(g->maddr.sin_addr),
                      MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+            group_leave(mc, k);
             return -1;
         }
         wait_turn();
     }
-    if (c->join_state < 0)
-        return -1;
-    MPIDI_IBMC_pvars.mcast_groups++;
-    if (c->qkey != RDMA_UDP_QKEY) {
-        snprintf(c->why, sizeof(c->why), "the group's Q_Key is %#x, not rdma_cm's %#x", c->qkey,
-                 RDMA_UDP_QKEY);
+    if (g->join_state < 0) {
+        snprintf(why, whylen, "%s", g->why);
+        group_leave(mc, k);
         return -1;
     }
-    int rc = ibv_attach_mcast(mc->qp, &c->mgid, c->mlid);
+    MPIDI_IBMC_pvars.mcast_groups++;
+    if (g->qkey != RDMA_UDP_QKEY) {
+        snprintf(why, whylen, "the group's Q_Key is %#x, not rdma_cm's %#x", g->qkey,
+                 RDMA_UDP_QKEY);
+        group_leave(mc, k);
+        return -1;
+    }
+    int rc = ibv_attach_mcast(mc->qp, &g->mgid, g->mlid);
     if (rc) {
         char ebuf[96];
-        snprintf(c->why, sizeof(c->why), "ibv_attach_mcast failed: %s",
-                 MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+        snprintf(why, whylen, "ibv_attach_mcast failed: %s", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
+        group_leave(mc, k);
         return -1;
     }
-    c->attached = 1;
+    g->attached = 1;
     return 0;
 }
 
@@ -869,7 +914,9 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     /* what every member contributes: whether it can, its QP, its epoch counter */
     struct setup_info {
         uint32_t ok, qpn, epoch_seq, reserved;
+        uint64_t free_groups;
     } mine = { 0 }, *all = NULL;
+    uint64_t *masks = NULL;
     MPIDI_IBMC_mcast_t *mc = engine(st);
     MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
@@ -877,6 +924,7 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     c->next = mc->chans;
     mc->chans = c;
     c->state = IBMC_MCAST_CHAN_FAILED;
+    c->group = -1;
     comm->dev.ch4.netmod.ibmc.coll = c;
     *out = c;
 
@@ -908,8 +956,11 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
         mine.qpn = mc->qp->qp_num;
     }
     mine.epoch_seq = mc->epoch_seq;
+    if (mc->state == 1)
+        mine.free_groups = ibmc_mcast_pool_free_mask(&mc->pool);
     all = MPL_malloc(sizeof(mine) * comm->local_size, MPL_MEM_OTHER);
-    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    masks = MPL_malloc(sizeof(uint64_t) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all || !masks, mpi_errno, MPI_ERR_OTHER, "**nomem");
 
     /* first round: the epoch (every member's counter is past any epoch it has
      * used, so the largest one is new to all of them) and who can join */
@@ -929,10 +980,21 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     }
     mc->epoch_seq = epoch + 1;
     c->epoch = epoch;
-    if (can && join_local(st, mc, c) != 0)
-        mine.ok = 0;
-    else if (!can && mine.ok)
+    if (can) {
+        int shared;
+        for (int r = 0; r < comm->local_size; r++)
+            masks[r] = all[r].free_groups;
+        c->group = ibmc_mcast_pool_pick(masks, comm->local_size, mc->pool.cap, c->context_id,
+                                        c->epoch, &shared);
+        if (group_join(st, mc, c->group, c->why, sizeof(c->why)) != 0) {
+            mine.ok = 0;
+            c->group = -1;
+        } else {
+            ibmc_mcast_pool_ref(&mc->pool, c->group);
+        }
+    } else if (mine.ok) {
         snprintf(c->why, sizeof(c->why), "rank %d cannot use multicast", who);
+    }
 
     /* second round: who joined */
     if (can) {
@@ -976,6 +1038,7 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
   fn_exit:
     MPL_free(nodes);
     MPL_free(all);
+    MPL_free(masks);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -1006,9 +1069,9 @@ static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
         wr.num_sge = 1;
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
-        wr.wr.ud.ah = c->ah;
+        wr.wr.ud.ah = mc->groups[c->group].ah;
         wr.wr.ud.remote_qpn = 0xffffff;
-        wr.wr.ud.remote_qkey = c->qkey;
+        wr.wr.ud.remote_qkey = mc->groups[c->group].qkey;
         int rc = ibv_post_send(mc->qp, &wr, &bad);
         if (rc)
             return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc);
@@ -1232,6 +1295,8 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
     }
     while (mc->chans)
         chan_release(st, mc, mc->chans);
+    for (int k = 0; k < mc->pool.cap; k++)
+        group_leave(mc, k);
     if (mc->id)
         rdma_destroy_id(mc->id);
     if (mc->evch)

@@ -4,9 +4,10 @@
  */
 
 /* The hardware-multicast channel's verbs side (ibmc_mcast.c): the process's
- * multicast queue pair with its own completion queue and receive pool, one
- * group per communicator joined through rdma_cm, and the RC messages that
- * carry ACKs, NAKs and retransmissions.  The protocol itself is in the
+ * multicast queue pair with its own completion queue and receive pool, the
+ * pool of groups joined through rdma_cm that communicators share
+ * (ibmc_mcast_pool.h), and the RC messages that carry ACKs, NAKs and
+ * retransmissions.  The protocol itself is in the
  * verbs-free ibmc_mcast_rx.c and ibmc_mcast_tx.c. */
 
 #ifndef IBMC_MCAST_H_INCLUDED
@@ -17,6 +18,7 @@
 #include "ibmc_mcast_rx.h"
 #include "ibmc_mcast_tx.h"
 #include "ibmc_mcast_faults.h"
+#include "ibmc_mcast_pool.h"
 
 /* The payload of an IBMC_PKT_MCAST packet on RC. */
 enum {
@@ -53,15 +55,7 @@ typedef struct MPIDI_IBMC_mcast_chan {
     int *world;                 /* by communicator rank */
     uint32_t *qpn;              /* their multicast QPs, by communicator rank */
     unsigned char *roots;       /* members that have been a root: they get the final ACK */
-    struct sockaddr_in maddr;
-    int joined;                 /* rdma_join_multicast was called: leave it */
-    uintptr_t join_id;          /* the join's number, its rdma_cm events' context */
-    int join_state;             /* 0 waiting, 1 joined, -1 failed */
-    int attached;
-    union ibv_gid mgid;
-    uint16_t mlid;
-    struct ibv_ah *ah;
-    uint32_t qkey;
+    int group;                  /* its group in the engine's pool, or -1 */
     ibmc_mcast_rx_t rx;
     ibmc_mcast_slot_t *slots;
     unsigned char *slot_mem;
@@ -84,6 +78,20 @@ typedef struct {
     union ibv_gid sgid;
 } ibmc_mcast_rmeta_t;
 
+/* One group of the pool: joined on first use, kept until MPI_Finalize. */
+typedef struct {
+    struct sockaddr_in maddr;
+    int joined;                 /* rdma_join_multicast was called: leave it */
+    uintptr_t join_id;          /* the join's number, its rdma_cm events' context */
+    int join_state;             /* 0 waiting, 1 joined, -1 failed */
+    int attached;
+    union ibv_gid mgid;
+    uint16_t mlid;
+    struct ibv_ah *ah;
+    uint32_t qkey;
+    char why[160];              /* why the join failed */
+} MPIDI_IBMC_mcast_group_t;
+
 typedef struct MPIDI_IBMC_mcast {
     int state;                  /* 0 not tried, 1 ready, -1 unusable: why */
     char why[192];
@@ -105,6 +113,8 @@ typedef struct MPIDI_IBMC_mcast {
     ibmc_mcast_faults_spec_t fault_spec;
     ibmc_mcast_faults_t faults;
     MPIDI_IBMC_mcast_chan_t *chans;
+    ibmc_mcast_pool_t pool;
+    MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
 } MPIDI_IBMC_mcast_t;
 
 struct MPIDI_IBMC_state;
