@@ -346,6 +346,15 @@ log="$IBMC_OUT/bcast-mcast-no_IPv4_address_for_rdma_cm_(GID_index_0).log"
 re='falls back to binomial on communicator [^ ]+ \(size 2\): GID 0 of [a-z0-9_]+ port [0-9]+ maps no IPv4 address'
 if grep -Eq "$re" "$log"; then ok "the fallback's reason is printed: $(grep -Eo "$re" "$log" | head -1)"
 else bad "no fallback reason matching /$re/ in $log"; fi
+# a group that the fabric does not deliver (every multicast packet dropped
+# at the receivers): the routing probe before first use finds it, and all
+# members fall back together, saying which member it missed
+mcast_case "group not delivered (every packet dropped)" fallback 4 2 4096 \
+    MPIR_CVAR_IBMC_MCAST_FAULTS=drop=1 MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT=2
+log="$IBMC_OUT/bcast-mcast-group_not_delivered_(every_packet_dropped).log"
+re="falls back to binomial on communicator [^ ]+ \(size 2\): the group's probe did not reach rank 1 within 2 s"
+if grep -Eq "$re" "$log"; then ok "the routing probe's fallback is explained: $(grep -Eo "$re" "$log" | head -1)"
+else bad "no probe fallback reason matching /$re/ in $log"; fi
 log=$IBMC_OUT/bcast-mcast-threads.log
 if MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast MPIR_CVAR_NUM_CLIQUES=2 \
    MPIR_CVAR_IBMC_MCAST_FAULTS=drop=0.05,reorder=0.05,seed=5 mpx -n 4 "$IBMC_BIN/bcast_mcast_threads" > "$log" 2>&1 &&

@@ -131,9 +131,12 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Seconds to wait for a multicast group join (rdma_join_multicast) to
-        complete.  A member whose join fails or times out makes every member
-        of the communicator fall back to MPICH's binomial broadcast.  At
-        least 1.
+        complete, and then for the routing probe: the communicator's rank 0
+        multicasts a probe until every member has answered, so that a group
+        the fabric does not deliver to some member is found before first use.
+        A member whose join fails or times out, or that the probe does not
+        reach, makes every member of the communicator fall back to MPICH's
+        binomial broadcast.  At least 1.
 
     - name        : MPIR_CVAR_IBMC_MCAST_MAX_BYTES
       category    : CH4_IBMC
@@ -318,7 +321,8 @@ static void engine_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     if (ibmc_verbs_create_mcast_qp(&st->hca, mc->cq, RDMA_UDP_QKEY, mc->sq_depth, mc->n_rbufs,
                                    &mc->qp, &e))
         return engine_fail(mc, e.call, e.err);
-    size_t sz = mc->rbuf_sz * (size_t) mc->n_rbufs;
+    /* one more buffer past the receive ones: the routing probe is sent from it */
+    size_t sz = mc->rbuf_sz * ((size_t) mc->n_rbufs + 1);
     mc->rbufs = MPL_aligned_alloc(4096, sz, MPL_MEM_BUFFER);
     if (!mc->rbufs)
         return engine_fail(mc, "allocating multicast receive buffers", ENOMEM);
@@ -328,6 +332,7 @@ static void engine_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     mc->rmr = ibv_reg_mr(st->hca.pd, mc->rbufs, sz, IBV_ACCESS_LOCAL_WRITE);
     if (!mc->rmr)
         return engine_fail(mc, "ibv_reg_mr(multicast receive buffers)", errno);
+    mc->probe_pkt = mc->rbufs + mc->rbuf_sz * (size_t) mc->n_rbufs;
     for (int i = 0; i < mc->n_rbufs; i++) {
         int rc = post_recv(mc, i);
         if (rc)
@@ -354,7 +359,8 @@ static MPIDI_IBMC_mcast_chan_t *find_chan(MPIDI_IBMC_mcast_t * mc, uint32_t cont
 {
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
         if (c->context_id == context_id && c->epoch == epoch &&
-            (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING))
+            (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING ||
+             c->state == IBMC_MCAST_CHAN_PROBING))
             return c;
     return NULL;
 }
@@ -458,6 +464,27 @@ static int deliver(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, const v
 }
 
 /* A multicast receive buffer: find its channel and sender, then deliver. */
+/* A routing probe: believed only if it is this job's, of a channel being
+ * probed, and sent from the multicast QP and address of the channel's rank
+ * 0; then acknowledged to rank 0 over RC, once.  Copies that come after the
+ * channel is in use are ignored. */
+static int handle_probe(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
+                        const ibmc_mcast_hdr_t * h, uint32_t src_qp, const union ibv_gid *sgid)
+{
+    if (c->state == IBMC_MCAST_CHAN_READY && h->job_key == st->job_key)
+        return MPI_SUCCESS;
+    if (c->state != IBMC_MCAST_CHAN_PROBING || c->rank == 0 || h->magic != IBMC_MCAST_MAGIC ||
+        h->version != IBMC_MCAST_VERSION || h->job_key != st->job_key || h->payload_len ||
+        c->qpn[0] != src_qp || (sgid && memcmp(sgid->raw, st->cards[c->world[0]].gid, 16))) {
+        MPIDI_IBMC_pvars.mcast_dropped++;
+        return MPI_SUCCESS;
+    }
+    if (c->probe_seen)
+        return MPI_SUCCESS;
+    c->probe_seen = 1;
+    return send_rc(st, c, 0, IBMC_MCAST_RC_PROBE_ACK, 0, 0, NULL, 0);
+}
+
 static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int idx, uint32_t len,
                         uint32_t src_qp, const union ibv_gid *sgid)
 {
@@ -469,6 +496,8 @@ static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int id
     }
     memcpy(&h, buf + IBMC_GRH_BYTES, sizeof(h));
     MPIDI_IBMC_mcast_chan_t *c = find_chan(mc, h.context_id, h.epoch);
+    if (c && h.type == IBMC_MCAST_PROBE)
+        return handle_probe(st, c, &h, src_qp, sgid);
     if (!c || c->state != IBMC_MCAST_CHAN_READY) {
         MPIDI_IBMC_pvars.mcast_dropped++;
         return MPI_SUCCESS;
@@ -692,6 +721,15 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
                 MPIDI_IBMC_pvars.mcast_dropped++;
             }
             break;
+        case IBMC_MCAST_RC_PROBE_ACK:
+            if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&
+                !c->probe_acked[from]) {
+                c->probe_acked[from] = 1;
+                c->probe_acks++;
+            } else {
+                MPIDI_IBMC_pvars.mcast_dropped++;
+            }
+            break;
         case IBMC_MCAST_RC_DATA:
             if (c->state == IBMC_MCAST_CHAN_READY) {
                 mpi_errno = deliver(st, c, payload + sizeof(h), plen - sizeof(h), from, 1);
@@ -748,6 +786,7 @@ static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
     MPL_free(c->world);
     MPL_free(c->qpn);
     MPL_free(c->roots);
+    MPL_free(c->probe_acked);
     MPL_free(c);
 }
 
@@ -889,15 +928,70 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     c->world = MPL_calloc(c->size, sizeof(int), MPL_MEM_OTHER);
     c->qpn = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
     c->roots = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+    c->probe_acked = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
     c->acked = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
     c->slots = MPL_calloc(w, sizeof(*c->slots), MPL_MEM_OTHER);
     c->slot_mem = MPL_malloc((size_t) w * mc->payload_max, MPL_MEM_BUFFER);
     c->ring = MPL_aligned_alloc(4096, (size_t) w * slot, MPL_MEM_BUFFER);
-    if (!c->world || !c->qpn || !c->roots || !c->acked || !c->slots || !c->slot_mem || !c->ring)
+    if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->acked || !c->slots || !c->slot_mem || !c->ring)
         return -1;
     for (int r = 0; r < c->size; r++)
         c->world[r] = MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
     return 0;
+}
+
+/* The routing probe, before first use (MVAPICH2's MCST_INIT handshake): rank
+ * 0 multicasts a probe, again after the NAK timeout and doubling, until every
+ * member has acknowledged it over RC; every other member waits for it.  A
+ * join can succeed on a fabric that then does not deliver (a switch that
+ * snoops IGMP with no querier, a path the subnet manager did not program);
+ * the probe finds that before a broadcast does, and the members fall back
+ * together.  *routed: rank 0 heard from all, or this member got the probe,
+ * within MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT. */
+static int probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                       MPIDI_IBMC_mcast_chan_t * c, int *routed)
+{
+    MPIDI_IBMC_mcast_group_t *g = &mc->groups[c->group];
+    double now = MPIDI_IBMC_now(), deadline = now + MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT;
+    double next = now, every = c->nak_timeout;
+    *routed = 0;
+    for (;;) {
+        if (c->rank == 0 ? c->probe_acks == c->size - 1 : c->probe_seen) {
+            *routed = 1;
+            return MPI_SUCCESS;
+        }
+        if (now > deadline)
+            return MPI_SUCCESS;
+        if (c->rank == 0 && now >= next && mc->sq_inflight < mc->sq_depth) {
+            ibmc_mcast_hdr_t h = {.magic = IBMC_MCAST_MAGIC,.version = IBMC_MCAST_VERSION,
+                .type = IBMC_MCAST_PROBE,.context_id = c->context_id,.epoch = c->epoch,
+                .job_key = st->job_key
+            };
+            memcpy(mc->probe_pkt, &h, sizeof(h));
+            struct ibv_sge sge = {.addr = (uintptr_t) mc->probe_pkt,.length = sizeof(h),
+                .lkey = mc->rmr->lkey
+            };
+            struct ibv_send_wr wr, *bad;
+            memset(&wr, 0, sizeof(wr));
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            wr.opcode = IBV_WR_SEND;
+            wr.send_flags = IBV_SEND_SIGNALED;
+            wr.wr.ud.ah = g->ah;
+            wr.wr.ud.remote_qpn = 0xffffff;
+            wr.wr.ud.remote_qkey = g->qkey;
+            int rc = ibv_post_send(mc->qp, &wr, &bad);
+            if (rc)
+                return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast probe)", rc);
+            mc->sq_inflight++;
+            next = now + every;
+            every = MPL_MIN(2 * every, IBMC_MCAST_NAK_MAX_US * 1e-6);
+        }
+        int mpi_errno = wait_turn();
+        if (mpi_errno)
+            return mpi_errno;
+        now = MPIDI_IBMC_now();
+    }
 }
 
 /* Collective: set the channel of comm up, or agree that it cannot be. */
@@ -917,6 +1011,7 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
         uint64_t free_groups;
     } mine = { 0 }, *all = NULL;
     uint64_t *masks = NULL;
+    int routed = 0;
     MPIDI_IBMC_mcast_t *mc = engine(st);
     MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
@@ -1028,6 +1123,34 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
                        (uint32_t) c->rank, c->slots, c->slot_mem);
     ibmc_mcast_tx_init(&c->tx, id, mc->payload_max, w, c->size, c->rank, c->acked, c->ring);
     c->nak_timeout = MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6;
+
+    /* third round: did the probe reach everyone */
+    c->state = IBMC_MCAST_CHAN_PROBING;
+    mpi_errno = probe_group(st, mc, c, &routed);
+    MPIR_ERR_CHECK(mpi_errno);
+    mine.ok = (uint32_t) routed;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
+                                    comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* name a member the probe missed; rank 0 alone failing means an
+     * acknowledgement came too late */
+    for (int r = 1; r < comm->local_size && c->state != IBMC_MCAST_CHAN_FAILED; r++) {
+        if (!all[r].ok) {
+            c->state = IBMC_MCAST_CHAN_FAILED;
+            snprintf(c->why, sizeof(c->why), "the group's probe did not reach rank %d within "
+                     "%d s (MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", r,
+                     MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+        }
+    }
+    if (c->state != IBMC_MCAST_CHAN_FAILED && !all[0].ok) {
+        c->state = IBMC_MCAST_CHAN_FAILED;
+        snprintf(c->why, sizeof(c->why), "rank 0 did not hear from every member within %d s "
+                 "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+    }
+    if (c->state == IBMC_MCAST_CHAN_FAILED)
+        goto fn_exit;
     c->state = IBMC_MCAST_CHAN_READY;
     /* no root sends before every member takes packets */
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);

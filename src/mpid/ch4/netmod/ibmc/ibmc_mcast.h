@@ -25,7 +25,8 @@ enum {
     IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position */
     IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) are missing */
     IBMC_MCAST_RC_DATA = 3,     /* a multicast packet follows, sent again */
-    IBMC_MCAST_RC_ACK_REQ = 4   /* the root's window is stuck on the receiver: ACK now */
+    IBMC_MCAST_RC_ACK_REQ = 4,  /* the root's window is stuck on the receiver: ACK now */
+    IBMC_MCAST_RC_PROBE_ACK = 5 /* the routing probe reached this member */
 };
 
 typedef struct {
@@ -39,6 +40,8 @@ typedef struct {
 enum {
     IBMC_MCAST_CHAN_READY = 1,
     IBMC_MCAST_CHAN_FAILED = 2, /* every member falls back; why says why */
+    IBMC_MCAST_CHAN_PROBING = 4,        /* set up but for the routing probe: only probes and
+                                         * their acknowledgements are taken */
     IBMC_MCAST_CHAN_RETIRING = 3        /* its communicator is gone; it answers NAKs until
                                          * every member has acknowledged */
 };
@@ -56,6 +59,9 @@ typedef struct MPIDI_IBMC_mcast_chan {
     uint32_t *qpn;              /* their multicast QPs, by communicator rank */
     unsigned char *roots;       /* members that have been a root: they get the final ACK */
     int group;                  /* its group in the engine's pool, or -1 */
+    int probe_seen;             /* the routing probe reached this member */
+    int probe_acks;             /* at rank 0: members it reached, of size - 1 */
+    unsigned char *probe_acked; /* at rank 0: by member */
     ibmc_mcast_rx_t rx;
     ibmc_mcast_slot_t *slots;
     unsigned char *slot_mem;
@@ -106,6 +112,7 @@ typedef struct MPIDI_IBMC_mcast {
     int n_rbufs;
     struct ibv_mr *rmr;
     ibmc_mcast_rmeta_t *rmeta;  /* by receive buffer */
+    char *probe_pkt;            /* a send buffer after the receive buffers, same MR */
     uint32_t mtu;
     uint32_t payload_max;
     int sq_depth, sq_inflight;

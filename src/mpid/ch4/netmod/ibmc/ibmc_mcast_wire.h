@@ -24,7 +24,9 @@
 #define IBMC_MCAST_VERSION 1
 
 enum {
-    IBMC_MCAST_DATA = 1         /* one fragment of a broadcast message */
+    IBMC_MCAST_DATA = 1,        /* one fragment of a broadcast message */
+    IBMC_MCAST_PROBE = 2        /* no payload: the channel's rank 0 checking, before first
+                                 * use, that the group reaches every member */
 };
 
 enum {
