@@ -940,6 +940,26 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     return 0;
 }
 
+/* One signaled UD send of [buf, buf+len) to group g; counted in flight. */
+static int post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
+                         const void *buf, size_t len, uint32_t lkey)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t) buf,.length = (uint32_t) len,.lkey = lkey };
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof(wr));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = g->ah;
+    wr.wr.ud.remote_qpn = 0xffffff;     /* the multicast QPN */
+    wr.wr.ud.remote_qkey = g->qkey;
+    int rc = ibv_post_send(mc->qp, &wr, &bad);
+    if (!rc)
+        mc->sq_inflight++;
+    return rc;
+}
+
 /* The routing probe, before first use (MVAPICH2's MCST_INIT handshake): rank
  * 0 multicasts a probe, again after the NAK timeout and doubling, until every
  * member has acknowledged it over RC; every other member waits for it.  A
@@ -968,22 +988,9 @@ static int probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                 .job_key = st->job_key
             };
             memcpy(mc->probe_pkt, &h, sizeof(h));
-            struct ibv_sge sge = {.addr = (uintptr_t) mc->probe_pkt,.length = sizeof(h),
-                .lkey = mc->rmr->lkey
-            };
-            struct ibv_send_wr wr, *bad;
-            memset(&wr, 0, sizeof(wr));
-            wr.sg_list = &sge;
-            wr.num_sge = 1;
-            wr.opcode = IBV_WR_SEND;
-            wr.send_flags = IBV_SEND_SIGNALED;
-            wr.wr.ud.ah = g->ah;
-            wr.wr.ud.remote_qpn = 0xffffff;
-            wr.wr.ud.remote_qkey = g->qkey;
-            int rc = ibv_post_send(mc->qp, &wr, &bad);
+            int rc = post_to_group(mc, g, mc->probe_pkt, sizeof(h), mc->rmr->lkey);
             if (rc)
                 return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast probe)", rc);
-            mc->sq_inflight++;
             next = now + every;
             every = MPL_MIN(2 * every, IBMC_MCAST_NAK_MAX_US * 1e-6);
         }
@@ -1183,22 +1190,9 @@ static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
             *blocked = 1;
             return MPI_SUCCESS;
         }
-        struct ibv_sge sge = {.addr = (uintptr_t) pkt,.length = (uint32_t) len,
-            .lkey = c->ring_mr->lkey
-        };
-        struct ibv_send_wr wr, *bad;
-        memset(&wr, 0, sizeof(wr));
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.wr.ud.ah = mc->groups[c->group].ah;
-        wr.wr.ud.remote_qpn = 0xffffff;
-        wr.wr.ud.remote_qkey = mc->groups[c->group].qkey;
-        int rc = ibv_post_send(mc->qp, &wr, &bad);
+        int rc = post_to_group(mc, &mc->groups[c->group], pkt, len, c->ring_mr->lkey);
         if (rc)
             return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc);
-        mc->sq_inflight++;
         MPIDI_IBMC_pvars.mcast_pkts_sent++;
         MPIDI_IBMC_pvars.mcast_bytes_sent += len;
     }
