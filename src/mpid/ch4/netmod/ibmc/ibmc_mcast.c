@@ -540,8 +540,16 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     if (wc->status == IBV_WC_SUCCESS && (wc->wc_flags & IBV_WC_GRH) &&
         !grh_source(mc->rbufs + (size_t) idx * mc->rbuf_sz, &sgid))
         pgid = &sgid;
-    /* a failed receive, or this process's own packet looped back (its QP
-     * number on its own GID: other hosts reuse QP numbers) */
+    /* a flushed receive: the QP is in the error state and would flush every
+     * buffer posted again, so the poll would spin; fatal, as every failed
+     * completion (ibmc_err.h) */
+    if (wc->status == IBV_WC_WR_FLUSH_ERR)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                                    "a multicast receive", ibv_wc_status_str(wc->status));
+    /* another failed receive (a packet the device could not take), or this
+     * process's own packet looped back (its QP number on its own GID: other
+     * hosts reuse QP numbers) */
     if (wc->status != IBV_WC_SUCCESS || (wc->src_qp == mc->qp->qp_num &&
                                          (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16)))) {
         return post_recv(mc, idx) ? MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO) :
