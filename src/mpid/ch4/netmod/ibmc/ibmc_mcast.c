@@ -634,11 +634,12 @@ static int send_completion(MPIDI_IBMC_mcast_t * mc, const struct ibv_wc *wc)
     return MPI_SUCCESS;
 }
 
-int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st)
+int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_mcast_t *mc = st->mcast;
     struct ibv_wc wc[IBMC_MCAST_POLL];
+    *found = 0;
     if (!mc || mc->state != 1)
         return MPI_SUCCESS;
     if (mc->joins_pending)
@@ -646,6 +647,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st)
     int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
     if (n < 0)
         return MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast)", EIO);
+    *found = n;
     for (int i = 0; i < n; i++) {
         if (wc[i].opcode & IBV_WC_RECV)
             mpi_errno = recv_completion(st, mc, &wc[i]);

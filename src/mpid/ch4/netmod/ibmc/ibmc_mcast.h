@@ -128,8 +128,9 @@ struct MPIDI_IBMC_state;
 
 /* MPI_Init: the CVARs are checked (a bad value is an error naming it) */
 int MPIDI_IBMC_mcast_check_cvars(void);
-/* the progress engine: completions of the multicast QP, rdma_cm events */
-int MPIDI_IBMC_mcast_poll(struct MPIDI_IBMC_state *st);
+/* the progress engine: completions of the multicast QP, rdma_cm events;
+ * *found: how many completions there were */
+int MPIDI_IBMC_mcast_poll(struct MPIDI_IBMC_state *st, int *found);
 /* an IBMC_PKT_MCAST packet from world rank src */
 int MPIDI_IBMC_mcast_recv_rc(struct MPIDI_IBMC_state *st, int src, const char *payload,
                              size_t plen);

@@ -124,12 +124,16 @@ int MPIDI_IBMC_progress_poll(int vci, int blocking)
         MPIR_ERR_CHECK(mpi_errno);
     }
 
+    int n_mcast = 0;
     if (st->mcast) {
-        mpi_errno = MPIDI_IBMC_mcast_poll(st);
+        mpi_errno = MPIDI_IBMC_mcast_poll(st, &n_mcast);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    if (n == 0 && st->yield)
+    /* yield only after a poll that found nothing on either queue: a process
+     * that has just received a broadcast's packet is about to return to the
+     * application, and giving the core away then delays it a whole turn */
+    if (n == 0 && n_mcast == 0 && st->yield)
         sched_yield();
 
   fn_fail:
