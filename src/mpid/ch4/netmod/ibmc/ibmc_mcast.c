@@ -91,7 +91,7 @@ cvars:
       default     : 16
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_LOCAL
+      scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Multicast groups a process may hold, shared by all its communicators.
         A group is joined the first time a communicator's broadcast needs
@@ -797,6 +797,7 @@ static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
     MPL_free(c->qpn);
     MPL_free(c->roots);
     MPL_free(c->probe_acked);
+    MPL_free(c->laggards);
     MPL_free(c);
 }
 
@@ -939,11 +940,12 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     c->qpn = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
     c->roots = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
     c->probe_acked = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+    c->laggards = MPL_calloc(c->size, sizeof(int), MPL_MEM_OTHER);
     c->acked = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
     c->slots = MPL_calloc(w, sizeof(*c->slots), MPL_MEM_OTHER);
     c->slot_mem = MPL_malloc((size_t) w * mc->payload_max, MPL_MEM_BUFFER);
     c->ring = MPL_aligned_alloc(4096, (size_t) w * slot, MPL_MEM_BUFFER);
-    if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->acked || !c->slots || !c->slot_mem || !c->ring)
+    if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->laggards || !c->acked || !c->slots || !c->slot_mem || !c->ring)
         return -1;
     for (int r = 0; r < c->size; r++)
         c->world[r] = MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
@@ -1228,10 +1230,12 @@ static int probe_laggards(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
     }
     if (now - *stuck_since < *probe_after)
         return MPI_SUCCESS;
-    int who[16];
-    int n = ibmc_mcast_tx_laggards(&c->tx, who, 16);
+    /* every one of them: a dead member must be asked even when live ones
+     * that stay behind are asked too */
+    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
     for (int i = 0; i < n; i++) {
-        mpi_errno = send_rc(st, c, who[i], IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, NULL, 0);
+        mpi_errno = send_rc(st, c, c->laggards[i], IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0,
+                            NULL, 0);
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_IBMC_pvars.mcast_ack_probes++;
     }
@@ -1288,7 +1292,7 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
         uint32_t first = ibmc_mcast_rx_own(&c->rx, (uint64_t) len, c->rank);
         ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, (uint64_t) len);
         double probe_after = c->nak_timeout, stuck_since = 0;
-        uint32_t stuck_at = c->tx.min_acked;
+        uint32_t stuck_at = 0;  /* set on the first blocked turn */
         for (;;) {
             int blocked;
             mpi_errno = root_send(st, mc, c, &blocked);

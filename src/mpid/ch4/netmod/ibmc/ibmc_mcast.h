@@ -40,10 +40,10 @@ typedef struct {
 enum {
     IBMC_MCAST_CHAN_READY = 1,
     IBMC_MCAST_CHAN_FAILED = 2, /* every member falls back; why says why */
-    IBMC_MCAST_CHAN_PROBING = 4,        /* set up but for the routing probe: only probes and
-                                         * their acknowledgements are taken */
-    IBMC_MCAST_CHAN_RETIRING = 3        /* its communicator is gone; it answers NAKs until
+    IBMC_MCAST_CHAN_RETIRING = 3,       /* its communicator is gone; it answers NAKs until
                                          * every member has acknowledged */
+    IBMC_MCAST_CHAN_PROBING = 4 /* set up but for the routing probe: only probes and
+                                 * their acknowledgements are taken */
 };
 
 typedef struct MPIDI_IBMC_mcast_chan {
@@ -62,6 +62,7 @@ typedef struct MPIDI_IBMC_mcast_chan {
     int probe_seen;             /* the routing probe reached this member */
     int probe_acks;             /* at rank 0: members it reached, of size - 1 */
     unsigned char *probe_acked; /* at rank 0: by member */
+    int *laggards;              /* room for every member: who holds a stuck root's window */
     ibmc_mcast_rx_t rx;
     ibmc_mcast_slot_t *slots;
     unsigned char *slot_mem;
