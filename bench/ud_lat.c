@@ -15,8 +15,8 @@
  * (round trip / 2): minimum, median, 99th percentile.
  *
  * usage: ud_lat IPV4_ADDRESS_OF_THE_PORT [ITERS [SIZE...]]
- *        (defaults: 2000 iterations, 8 64 512 1024 bytes; at most the MTU
- *        less nothing: UD messages are one packet) */
+ *        (defaults: 2000 iterations, 8 64 512 1024 bytes; a UD message is
+ *        one packet, so no size may exceed the path MTU) */
 
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -29,6 +29,11 @@ static atomic_int armed;
 static atomic_uintptr_t heap_lo;
 static atomic_ulong n_trim_setting, n_trim, n_discard;
 
+/* The interposers exist only in the shared library (libtool's PIC
+ * objects).  glibc's own definitions are weak too, so in libmpi.a ours could
+ * win a static link and forward to nothing; there the cache is off instead. */
+#ifdef PIC
+
 /* glibc exports mallopt's body under this name too; the fallback if dlsym
  * cannot see the C library */
 extern int __libc_mallopt(int param, int value);
@@ -84,10 +89,6 @@ static int watch_madvise(void *addr, size_t len, int advice)
     return rc < 0 ? -1 : (int) rc;
 }
 
-/* Only in the shared library (libtool's PIC objects).  glibc's own
- * definitions are weak too, so in libmpi.a ours could win a static link, and
- * forward to nothing; there the cache is off instead. */
-#ifdef PIC
 int mallopt(int param, int value) IBMC_INTERPOSE(watch_mallopt);
 int malloc_trim(size_t pad) IBMC_INTERPOSE(watch_malloc_trim);
 int madvise(void *addr, size_t len, int advice) IBMC_INTERPOSE(watch_madvise);
@@ -110,7 +111,7 @@ int ibmc_heapwatch_active(void)
 {
 #ifndef PIC
     return 0;
-#endif
+#else
     /* what the process's global scope calls these names, against our
      * definitions (the static names: `mallopt` here would itself resolve
      * through the global scope) */
@@ -123,4 +124,5 @@ int ibmc_heapwatch_active(void)
         dlclose(self);
     }
     return ours;
+#endif
 }
