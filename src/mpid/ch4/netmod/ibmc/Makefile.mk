@@ -64,4 +64,22 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt
 
+
+# ibmc_info: what this host offers ibmc (devices, GIDs, the choice a process
+# would make, the CVARs in force, a multicast check), installed beside
+# mpiexec.  It links libmpi only for MPI_T and uses the netmod's own device
+# selection (ibmc_devsel.c).
+bin_PROGRAMS += src/mpid/ch4/netmod/ibmc/tools/ibmc_info
+noinst_HEADERS += src/mpid/ch4/netmod/ibmc/tools/ibmc_info.h
+src_mpid_ch4_netmod_ibmc_tools_ibmc_info_SOURCES = \
+    src/mpid/ch4/netmod/ibmc/tools/ibmc_info.c \
+    src/mpid/ch4/netmod/ibmc/tools/ibmc_info_cvars.c \
+    src/mpid/ch4/netmod/ibmc/tools/ibmc_info_dev.c \
+    src/mpid/ch4/netmod/ibmc/tools/ibmc_info_mcast.c \
+    src/mpid/ch4/netmod/ibmc/ibmc_devsel.c
+src_mpid_ch4_netmod_ibmc_tools_ibmc_info_CPPFLAGS = $(AM_CPPFLAGS) \
+    -I$(top_srcdir)/src/mpid/ch4/netmod/ibmc
+src_mpid_ch4_netmod_ibmc_tools_ibmc_info_LDADD = lib/lib@MPILIBNAME@.la -lrdmacm -libverbs -lhwloc
+
+
 endif
