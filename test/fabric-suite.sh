@@ -12,7 +12,8 @@
 #                   e.g. "4:2 8:4:3"; MINNP leaves out the test lines of fewer ranks
 #      IBMC_MPICH_DIRS  directories (default: all built), IBMC_MPICH_LEVEL ci|full
 #      IBMC_MPICH_ONLY=1  run only MPICH's test suite (section 4)
-#      IBMC_MCAST_ONLY=1  run only the multicast broadcast checks (section 5)
+#      IBMC_MCAST_ONLY=1  run only the multicast broadcast and allgather checks
+#                   (sections 5 and 6)
 set -u
 export PATH=$IBMC_PREFIX/bin:$PATH
 mkdir -p "$IBMC_OUT"
@@ -37,6 +38,12 @@ expect_error() { # name, regex, env..., -- args...
 
 intra=${IBMC_INTRA_VIA_NETMOD:+--intranode-via-netmod}
 if [ -z "${IBMC_MPICH_ONLY:-}${IBMC_MCAST_ONLY:-}" ]; then
+# 0. ibmc_info: the device listed, the GID ibmc would pick explained, and a
+#    multicast group joined, sent to and received from
+if out=$("$here/ibmc/check_info.sh" "$IBMC_PREFIX/bin/ibmc_info" vm 2> "$IBMC_OUT/ibmc_info.log"); then
+    ok "${out#PASS: }"
+else bad "${out#FAIL: } (see $IBMC_OUT/ibmc_info.log)"; tail -5 "$IBMC_OUT/ibmc_info.log"; fi
+
 # 1. the demo job: 8 ranks on 4 pretend nodes, 1 B - 4 MiB, every byte checked,
 #    and proof from the counters that inter-node traffic went over RC QPs.
 log=$IBMC_OUT/exchange-8x4.log
@@ -414,6 +421,103 @@ if [ -n "${IBMC_MPICH_TESTS:-}" ]; then
     done
 fi
 fi # section 5
+
+# 6. MPI_Allgather over node-shared registered segments
+#    (MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd): every byte of 1 B ..
+#    64 KiB per rank, in place, strided, on the world and on a communicator
+#    whose nodes' ranks are neither consecutive nor in order; the counters
+#    proving the path (node leaders' RDMA writes as the plan says, no eager
+#    RC packet); uneven and round-robin placements; data larger than the
+#    segment in pieces; fallbacks; bad input.
+if [ -z "${IBMC_MPICH_ONLY:-}" ] && [ -z "$intra" ]; then
+ag_case() { # name, expect, ranks, cliques, max bytes, env...
+    local name=$1 expect=$2 np=$3 cl=$4 max=$5; shift 5
+    local log=$IBMC_OUT/allgather-${name// /_}.log
+    if env MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_IBMC_STATS=1 "$@" \
+         timeout -k 5 "${IBMC_JOB_TIMEOUT:-300}" mpiexec -n "$np" "$IBMC_BIN/allgather_node" \
+         --expect "$expect" --max "$max" $ag_args > "$log" 2>&1 && grep -q "allgather_node: all checks passed" "$log"; then
+        ok "ibmc_node_rd, $name: $(grep -Eo '[0-9]+ nodes: .*' "$log")"
+    else bad "ibmc_node_rd, $name (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+}
+ag_args=""
+ag_case "4 ranks on 2 nodes" segments 4 2 65536
+ag_case "8 ranks on 4 nodes" segments 8 4 65536
+ag_case "6 ranks on 3 nodes (uneven rounds)" segments 6 3 65536
+ag_case "7 ranks on 3 nodes (uneven processes per node)" segments 7 3 16384
+ag_case "8 ranks on 8 nodes" segments 8 8 16384
+ag_case "5 ranks on 5 nodes" segments 5 5 16384
+ag_case "8 ranks on 4 nodes, in pieces (64 KiB segments)" segments 8 4 65536 MPIR_CVAR_IBMC_NODE_SEG_SIZE=65536
+ag_case "8 ranks on 4 nodes, no overlap" segments 8 4 16384 MPIR_CVAR_IBMC_NODE_RD_OVERLAP=0
+ag_args="--bcast"
+ag_case "4 ranks on 2 nodes, with ibmc_mcast broadcasts on the same communicator" segments 4 2 4096 \
+    MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast
+ag_args="--watch-shm"
+ag_case "4 ranks on 2 nodes, segment files watched" segments 4 2 1024
+log="$IBMC_OUT/allgather-4_ranks_on_2_nodes,_segment_files_watched.log"
+if grep -Eq "watcher saw segment files [1-9][0-9]* times, 0 with another mode" "$log"; then
+    ok "segment files are 0600 while they exist, none left after MPI_Finalize: $(grep -Eo 'saw segment files [0-9]+ times' "$log")"
+else bad "segment files not seen or not 0600 (see $log)"; grep -E "watcher|left behind" "$log" | head -3; fi
+ag_args=""
+ag_case "segments off (MPIR_CVAR_IBMC_NODE_SEG=0)" fallback 4 2 1024 MPIR_CVAR_IBMC_NODE_SEG=0
+ag_case "one node" fallback 4 1 1024
+log="$IBMC_OUT/allgather-one_node.log"
+re="ibmc_node_rd falls back to a stock allgather on communicator [^ ]+ \(size 4\): all members are on one node"
+if grep -Eq "$re" "$log"; then ok "the one-node fallback is explained: $(grep -Eo "$re" "$log" | head -1)"
+else bad "no fallback reason matching /$re/ in $log"; fi
+# both algorithms under MPI_THREAD_MULTIPLE, each thread on a communicator
+# of its own carrying both
+log=$IBMC_OUT/coll-threads.log
+if MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast \
+   MPIR_CVAR_NUM_CLIQUES=2 mpx -n 4 "$IBMC_BIN/coll_threads" > "$log" 2>&1 &&
+   grep -q "coll_threads: all checks passed" "$log"; then
+    ok "ibmc_node_rd and ibmc_mcast under MPI_THREAD_MULTIPLE: $(grep -Eo 'all checks passed.*' "$log")"
+else bad "ibmc_node_rd and ibmc_mcast under MPI_THREAD_MULTIPLE (see $log)"; grep -E "FAIL|rror" "$log" | head -5; fi
+# MPI_Abort right after the first call: no segment file is left
+log=$IBMC_OUT/allgather-abort.log
+rm -f /dev/shm/ibmc-* 2>/dev/null
+MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd MPIR_CVAR_NUM_CLIQUES=2 mpx -n 4 "$IBMC_BIN/allgather_node" --abort > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && ! ls /dev/shm/ibmc-* > /dev/null 2>&1; then
+    ok "MPI_Abort after an ibmc_node_rd call (exit $rc): no segment file left in /dev/shm"
+else bad "abort: exit $rc, /dev/shm: $(ls /dev/shm | grep ibmc- | head -3) (see $log)"; fi
+# a process killed in the middle of allgathers, once a node's leader (whose
+# partners' RDMA reads fail) and once another process (whose node's
+# processes see its pid gone); as for the broadcast, its shell lives on
+for victim in 1 5; do
+    log=$IBMC_OUT/allgather-peerdeath-$victim.log
+    t0=$(date +%s)
+    MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd MPIR_CVAR_NUM_CLIQUES=4 timeout -k 5 180 mpiexec -n 8 \
+        sh -c "'$IBMC_BIN/allgather_peerdeath' $victim; rc=\$?; echo \"allgather_peerdeath: rank \$PMI_RANK exited with \$rc\" >&2
+               [ \$rc = 137 ] && sleep 600; exit \$rc" > "$log" 2>&1
+    rc=$? t=$(( $(date +%s) - t0 ))
+    re="(Rank $victim, a process on this node, ended|(to or from|with) rank $victim failed with verbs status)[a-zA-Z ,:]*"
+    if [ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "rank $victim exited with 137" "$log" &&
+       grep -Eq "$re" "$log" && ! grep -q "allgather_peerdeath: FAIL" "$log"; then
+        ok "rank $victim killed during ibmc_node_rd allgathers: the job ended after ${t}s with: $(grep -Eo "$re" "$log" | head -1)"
+    else bad "rank $victim killed during ibmc_node_rd allgathers: exit $rc after ${t}s (see $log)"; grep -E "rror|exited|FAIL" "$log" | head -6; fi
+done
+expect_error "node segment size too small" \
+    'MPIR_CVAR_IBMC_NODE_SEG_SIZE=4096 is not valid: it must be from 65536 to 1073741824' \
+    MPIR_CVAR_IBMC_NODE_SEG_SIZE=4096 -- -n 1 "$IBMC_BIN/hello"
+# MPICH's own allgather tests with the algorithm forced, block and
+# round-robin placement
+if [ -n "${IBMC_MPICH_TESTS:-}" ]; then
+    for spec in "coll allgather2 4 2" "coll allgather2 8 4" "coll allgather3 5 3" "coll allgather3 7 3" \
+                "coll allgather_struct 6 3" "coll allgather2 3 3" "coll icallgather 4 2" "coll coll7 5 3"; do
+        read -r d prog np cl <<< "$spec"
+        for byblock in 0 1; do
+            log=$IBMC_OUT/mpich-noderd-$prog-$np-$byblock.log
+            if [ ! -x "$IBMC_MPICH_TESTS/$d/$prog" ]; then bad "MPICH $d/$prog was not built"; break; fi
+            place=round-robin; [ $byblock = 1 ] && place=block
+            if (cd "$IBMC_MPICH_TESTS/$d" && MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd MPIR_CVAR_NUM_CLIQUES=$cl \
+                MPIR_CVAR_CLIQUES_BY_BLOCK=$byblock mpx -n "$np" "./$prog") > "$log" 2>&1 &&
+               grep -q "No Errors" "$log"; then
+                ok "MPICH $d/$prog, $np ranks on $cl nodes ($place), ibmc_node_rd: No Errors"
+            else bad "MPICH $d/$prog, $np ranks on $cl nodes ($place), ibmc_node_rd (see $log)"; tail -3 "$log"; fi
+        done
+    done
+fi
+fi # section 6
 
 if [ -z "${IBMC_MCAST_ONLY:-}" ]; then
 

@@ -7,3 +7,4 @@
 # without ch4:ibmc each algorithm runs a stock one.
 
 mpi_core_sources += src/mpi/coll/ibmc/bcast_intra_ibmc_mcast.c
+mpi_core_sources += src/mpi/coll/ibmc/allgather_intra_ibmc_node_rd.c

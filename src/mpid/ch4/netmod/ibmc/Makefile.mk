@@ -29,7 +29,9 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_wire.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
@@ -58,12 +60,14 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_progress.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_hooks.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_noderd.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_node_allgather.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.c
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt
-
 
 # ibmc_info: what this host offers ibmc (devices, GIDs, the choice a process
 # would make, the CVARs in force, a multicast check), installed beside
@@ -80,6 +84,5 @@ src_mpid_ch4_netmod_ibmc_tools_ibmc_info_SOURCES = \
 src_mpid_ch4_netmod_ibmc_tools_ibmc_info_CPPFLAGS = $(AM_CPPFLAGS) \
     -I$(top_srcdir)/src/mpid/ch4/netmod/ibmc
 src_mpid_ch4_netmod_ibmc_tools_ibmc_info_LDADD = lib/lib@MPILIBNAME@.la -lrdmacm -libverbs -lhwloc
-
 
 endif

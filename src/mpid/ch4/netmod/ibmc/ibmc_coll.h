@@ -20,4 +20,14 @@
  * every other member.  comm must have one process per node. */
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used);
 
+/* MPI_Allgather over the communicator's node-shared registered segments
+ * (ibmc_node_rd), setting them up on first use.  sendbuf may be
+ * MPI_IN_PLACE; any datatypes.  *used = 0 when the communicator cannot use
+ * them (counted in the ibmc_node_rd_fallbacks pvar, printed with
+ * MPIR_CVAR_IBMC_STATS): the caller then runs a stock algorithm, and so
+ * does every other member. */
+int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                              MPIR_Comm * comm, int *used);
+
 #endif /* IBMC_COLL_H_INCLUDED */

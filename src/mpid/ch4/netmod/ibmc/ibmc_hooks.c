@@ -3,7 +3,8 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* CH4 hooks: a freed communicator's multicast channel (ibmc_mcast.c); the
+/* CH4 hooks: a freed communicator's multicast channel (ibmc_mcast.c) and
+ * node segments (ibmc_nodeseg.c); the
  * rest ibmc does not need to act on, and the native entry points that it
  * hands to MPIDIG's active-message implementations. */
 
@@ -12,6 +13,7 @@
 #include "ibmc_noinline.h"
 #include "ibmc_types.h"
 #include "ibmc_mcast.h"
+#include "ibmc_nodeseg.h"
 
 int MPIDI_IBMC_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
 {
@@ -35,6 +37,8 @@ int MPIDI_IBMC_mpi_comm_free_hook(MPIR_Comm * comm)
     int mpi_errno;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     mpi_errno = MPIDI_IBMC_mcast_comm_free(comm);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_IBMC_nodeseg_comm_free(comm);
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     return mpi_errno;
 }

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include "ibmc_types.h"
 #include "ibmc_mcast.h"
+#include "ibmc_nodeseg.h"
 #include "mpidu_bc.h"
 
 /*
@@ -300,6 +301,8 @@ static void free_state(MPIDI_IBMC_state_t * st)
     MPIDI_IBMC_rndv_free_all(st);
     MPIDI_IBMC_mem_finalize(st);
     MPIDI_IBMC_rbuf_free_chunks(st);
+    if (st->probe_mr)
+        ibv_dereg_mr(st->probe_mr);
     if (st->mr)
         ibv_dereg_mr(st->mr);
     ibmc_verbs_teardown(&st->hca);
@@ -353,6 +356,8 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     mpi_errno = check_range("MPIR_CVAR_IBMC_GID_INDEX", MPIR_CVAR_IBMC_GID_INDEX, -1, 65535);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIDI_IBMC_mcast_check_cvars();
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_IBMC_nodeseg_check_cvars();
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIDI_global.n_vcis > 1) {
         MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
@@ -587,6 +592,7 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
 
     /* The multicast channel first: it may still have to answer NAKs. */
     MPIDI_IBMC_mcast_finalize(st);
+    MPIDI_IBMC_nodeseg_finalize(st);
 
     /* Everything we sent must have reached its peer before the QPs go away;
      * the PMI barrier then guarantees nobody still sends to us.  A peer that

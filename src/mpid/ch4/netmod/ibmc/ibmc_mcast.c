@@ -1077,10 +1077,12 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     MPIR_ERR_CHKANDJUMP(!all || !masks, mpi_errno, MPI_ERR_OTHER, "**nomem");
 
     /* first round: the epoch (every member's counter is past any epoch it has
-     * used, so the largest one is new to all of them) and who can join */
+     * used, so the largest one is new to all of them) and who can join.
+     * These exchanges name a stock algorithm: the application's choice of
+     * allgather algorithm (ibmc_node_rd) is not for them. */
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-    mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
-                                    comm, &errflag);
+    mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                            MPI_BYTE, comm, &errflag);
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIR_ERR_CHECK(mpi_errno);
     uint32_t epoch = 0;
@@ -1113,8 +1115,8 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     /* second round: who joined */
     if (can) {
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-        mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
-                                        MPI_BYTE, comm, &errflag);
+        mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                                MPI_BYTE, comm, &errflag);
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         MPIR_ERR_CHECK(mpi_errno);
         for (int r = 0; r < comm->local_size && can; r++) {
@@ -1149,8 +1151,8 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     MPIR_ERR_CHECK(mpi_errno);
     mine.ok = (uint32_t) routed;
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-    mpi_errno = MPIR_Allgather_impl(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE,
-                                    comm, &errflag);
+    mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                            MPI_BYTE, comm, &errflag);
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIR_ERR_CHECK(mpi_errno);
     /* name a member the probe missed; rank 0 alone failing means an

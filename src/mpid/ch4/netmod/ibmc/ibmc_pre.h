@@ -30,9 +30,12 @@ typedef struct {
 } MPIDI_IBMC_request_t;
 
 /* The communicator's multicast channel (MPIDI_IBMC_mcast_chan_t, ibmc_mcast.h),
- * NULL until its first multicast broadcast. */
+ * NULL until its first multicast broadcast, and its node segments
+ * (MPIDI_IBMC_nodeseg_t, ibmc_nodeseg.h), NULL until its first ibmc_node_rd
+ * allgather. */
 typedef struct {
     void *coll;
+    void *nodeseg;
 } MPIDI_IBMC_comm_t;
 
 typedef struct {

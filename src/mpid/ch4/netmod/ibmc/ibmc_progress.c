@@ -11,6 +11,7 @@
 #include <sched.h>
 #include "ibmc_types.h"
 #include "ibmc_mcast.h"
+#include "ibmc_nodeseg.h"
 
 #define IBMC_POLL_BATCH 16
 
@@ -30,11 +31,13 @@ static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
         kind == IBMC_WR_RDMA_READ ? ((MPIDI_IBMC_rdma_read_t *) IBMC_WR_PTR(wc->wr_id))->peer :
         (kind == IBMC_WR_MW_BIND || kind == IBMC_WR_MW_INV) ?
         ((MPIDI_IBMC_rndv_send_t *) IBMC_WR_PTR(wc->wr_id))->peer :
+        kind == IBMC_WR_NODESEG ? ((MPIDI_IBMC_nodeseg_target_t *) IBMC_WR_PTR(wc->wr_id))->world :
         find_peer_by_qpn(st, wc->qp_num);
     const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
         "RC receive" : kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
         kind == IBMC_WR_MW_BIND ? "rendezvous memory-window bind" :
         kind == IBMC_WR_MW_INV ? "rendezvous memory-window invalidation" :
+        kind == IBMC_WR_NODESEG ? "node-segment RDMA write or read" :
         kind == IBMC_WR_UD_SEND ? "connection datagram send" : "connection datagram receive";
     /* fatal (see ibmc_err.h): the QP is in the error state and what was in
      * flight on it is lost */
@@ -88,6 +91,9 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
         case IBMC_WR_MW_INV:
             mpi_errno = MPIDI_IBMC_rndv_mw_done(st, IBMC_WR_KIND(wc->wr_id),
                                                 IBMC_WR_PTR(wc->wr_id));
+            break;
+        case IBMC_WR_NODESEG:
+            MPIDI_IBMC_nodeseg_write_done(st, IBMC_WR_PTR(wc->wr_id));
             break;
         case IBMC_WR_UD_SEND:
             st->ud_sq_inflight--;

@@ -102,4 +102,18 @@ void MPIDI_IBMC_pvars_register(void)
               "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
               "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");
     IBMC_PVAR(mcast_groups, "Multicast groups this process is a member of now.");
+    IBMC_PVAR(node_rd_allgathers,
+              "MPI_Allgather calls that ran ibmc_node_rd over the node-shared segments.");
+    IBMC_PVAR(node_rd_writes,
+              "RDMA writes of blocks into other nodes' segments by ibmc_node_rd (only a node's "
+              "leader posts them: one per partner node and round).");
+    IBMC_PVAR(node_rd_write_bytes, "Bytes those RDMA writes carried.");
+    IBMC_PVAR(node_rd_flag_writes,
+              "RDMA writes of the 8-byte arrival flag that follows each round's data.");
+    IBMC_PVAR(node_rd_copies,
+              "Copies between this process's buffers and its node's segment (one in, and one "
+              "out per run of blocks).");
+    IBMC_PVAR(node_rd_fallbacks,
+              "MPI_Allgather calls that asked for ibmc_node_rd and ran a stock algorithm "
+              "instead (MPIR_CVAR_IBMC_STATS prints why).");
 }

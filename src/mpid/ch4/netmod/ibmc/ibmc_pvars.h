@@ -47,6 +47,13 @@ typedef struct {
     unsigned long long mcast_recovery_worst_us; /* and the longest */
     unsigned long long mcast_fallbacks; /* broadcasts that ran a stock algorithm instead */
     unsigned long long mcast_groups;    /* multicast groups this process is in now */
+    /* node segments and the ibmc_node_rd allgather (ibmc_node_allgather.c) */
+    unsigned long long node_rd_allgathers;      /* calls that used the segments */
+    unsigned long long node_rd_writes;  /* RDMA writes of data into other nodes' segments */
+    unsigned long long node_rd_write_bytes;
+    unsigned long long node_rd_flag_writes;     /* RDMA writes of arrival flags */
+    unsigned long long node_rd_copies;  /* copies into and out of the own node's segment */
+    unsigned long long node_rd_fallbacks;       /* calls that ran a stock algorithm instead */
 } MPIDI_IBMC_pvars_t;
 
 /* Static storage, not part of the netmod state: MPI_T reads a counter through

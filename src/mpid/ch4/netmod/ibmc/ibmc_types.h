@@ -32,7 +32,10 @@ enum {
     IBMC_WR_UD_RECV = 3,
     IBMC_WR_RDMA_READ = 4,
     IBMC_WR_MW_BIND = 5,        /* a rendezvous send's memory window bound (ibmc_rndv.c) */
-    IBMC_WR_MW_INV = 6          /* ... and invalidated after the FIN */
+    IBMC_WR_MW_INV = 6,         /* ... and invalidated after the FIN */
+    IBMC_WR_NODESEG = 7         /* a write into a node segment, or a read that checks on
+                                 * its node (ibmc_node_allgather.c): points to the
+                                 * segment's MPIDI_IBMC_nodeseg_target_t */
 };
 #define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 3) | (uint64_t) (kind))
 #define IBMC_WR_ID_PTR(kind, p) (((uint64_t) (uintptr_t) (p)) | (uint64_t) (kind))
@@ -208,6 +211,16 @@ typedef struct MPIDI_IBMC_state {
 
     struct MPIDI_IBMC_mcast *mcast;     /* the multicast channel, set up on first use */
     int mcast_told_off, mcast_told_large;       /* those fallbacks' reasons were printed */
+
+    /* node-shared segments (ibmc_nodeseg.c), one per communicator that used them */
+    struct MPIDI_IBMC_nodeseg *nodesegs;
+    unsigned nodeseg_names;     /* segments this process has created: part of their names */
+    int nodeseg_told_off;
+    /* what partner nodes read to check that this process is alive: it lives
+     * until the protection domain does, so a check can never hit a freed
+     * segment (ibmc_node_allgather.c) */
+    uint64_t probe_word;
+    struct ibv_mr *probe_mr;
 } MPIDI_IBMC_state_t;
 
 #define MPIDI_IBMC_STATE() (MPIDI_IBMC_global.state)

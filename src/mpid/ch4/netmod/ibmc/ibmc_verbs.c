@@ -15,7 +15,7 @@
  * aborts naming the peer.  retry_cnt is 6, not the 7 the field allows,
  * because Soft-RoCE (rdma_rxe, Linux 6.1) treats 7 as "retry forever" like
  * rnr_retry: a dead peer then hangs the sender instead of failing it
- * (test/ibmc/peerdeath.c caught this: 35 timeouts, no error). */
+ * (test/ibmc/peerdeath.c checks that the sender fails). */
 #define IBMC_RC_TIMEOUT 18
 #define IBMC_RC_RETRY_CNT 6
 #define IBMC_RC_RNR_RETRY 7
@@ -145,9 +145,10 @@ int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = hca->port;
-    /* the zero-copy rendezvous protocol only reads from a peer; nothing
-     * writes into this process's memory remotely */
-    attr.qp_access_flags = IBV_ACCESS_REMOTE_READ;
+    /* the rendezvous protocol reads from a peer and the ibmc_node_rd
+     * allgather writes into node segments; what a peer may touch is decided
+     * per registration (only segments allow remote writes) */
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
     int rc = ibv_modify_qp(*qp, &attr,
                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                            IBV_QP_ACCESS_FLAGS);

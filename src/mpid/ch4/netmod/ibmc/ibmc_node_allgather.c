@@ -1,0 +1,447 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* MPI_Allgather over node-shared registered segments (seed 001 §4), the
+ * netmod half of MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd.
+ *
+ * One call (or one piece of a call too large for the segment):
+ *   0. every process copies its block into its node's segment, at the
+ *      position the plan gives its rank, and marks its line;
+ *   1. once every local process has marked, the node's leader runs the
+ *      rounds of ibmc_noderd.h: per round, one RDMA write of the blocks it
+ *      holds straight into the partner node's segment (two in the last round
+ *      of a node count that is not a power of two), then an 8-byte RDMA
+ *      write of the call's sequence number into the partner's flag for that
+ *      round.  An RC queue pair executes RDMA writes in order, so the flag
+ *      lands after the data; every local process polls the flag;
+ *   2. every process copies blocks out to its receive buffer as their round
+ *      completes, while the leader's next round is on the wire (seed 001 §4,
+ *      "overlap"; MPIR_CVAR_IBMC_NODE_RD_OVERLAP=false copies at the end).
+ *
+ * Flags and marks take the sequence number of the call and are compared
+ * with >=, so they never need resetting.  Calls alternate the segment's two
+ * halves.  A node writes into its partner's half for call c+1 only after it
+ * received the partner's data of call c, which the partner's leader sent
+ * only after every process of the partner's node had entered call c, so had
+ * finished copying out of that half in call c-1: nothing is overwritten
+ * while it is read.  The same holds inside a node, where a process enters
+ * call c+2 only after every local process has marked call c+1. */
+
+#include <mpidimpl.h>
+#include <signal.h>
+#include "ibmc_types.h"
+#include "ibmc_nodeseg.h"
+#include "ibmc_coll.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_NODE_RD_OVERLAP
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        In the ibmc_node_rd allgather, each process copies the blocks that a
+        round brought into its node's segment out to its receive buffer
+        while the next round is on the network.  false copies everything
+        after the last round, to measure what the overlap gains.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define NODESEG(comm) ((MPIDI_IBMC_nodeseg_t *) (comm)->dev.ch4.netmod.ibmc.nodeseg)
+
+/* Counters bumped outside the netmod's lock: under MPI_THREAD_MULTIPLE
+ * several threads may run collectives on different communicators. */
+#define COUNT(field, n) __atomic_fetch_add(&MPIDI_IBMC_pvars.field, (n), __ATOMIC_RELAXED)
+
+/* One side of the call: a user buffer and how to reach a rank's block. */
+typedef struct {
+    char *buf;
+    MPI_Aint count;
+    MPI_Datatype type;
+    MPI_Aint stride;            /* bytes between ranks' blocks (receive side) */
+    MPI_Aint lb;                /* true lower bound, for direct copies */
+    int contig;
+} side_t;
+
+static void side_init(side_t * sd, const void *buf, MPI_Aint count, MPI_Datatype type)
+{
+    MPI_Aint extent, true_extent;
+    sd->buf = (char *) buf;
+    sd->count = count;
+    sd->type = type;
+    MPIR_Datatype_get_extent_macro(type, extent);
+    sd->stride = extent * count;
+    MPIR_Datatype_is_contig(type, &sd->contig);
+    MPIR_Type_get_true_extent_impl(type, &sd->lb, &true_extent);
+}
+
+/* A call that asked for the segments runs a stock algorithm instead:
+ * counted every time, printed with MPIR_CVAR_IBMC_STATS the first time for
+ * this reason (*told). */
+static void fallback_note(MPIR_Comm * comm, const char *why, int *told)
+{
+    COUNT(node_rd_fallbacks, 1);
+    if (MPIR_CVAR_IBMC_STATS && comm->rank == 0 && !(told && *told)) {
+        MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+        printf("ibmc-stats: rank %d ibmc_node_rd falls back to a stock allgather on "
+               "communicator %#x (size %d): %s\n", st ? st->my_rank : -1,
+               (unsigned) comm->context_id, comm->local_size, why);
+        fflush(stdout);
+        if (told)
+            *told = 1;
+    }
+}
+
+/* Whether a process of this node has ended (a zombie has too). */
+static int local_gone(MPIDI_IBMC_nodeseg_t * s, int local)
+{
+    pid_t pid = (pid_t) MPIDI_IBMC_nodeseg_mark(s, local)[1];
+    if (pid <= 0)
+        return 0;
+    if (kill(pid, 0) == 0 || errno != ESRCH) {
+        char path[64], buf[256];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return 0;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *paren = strrchr(buf, ')');
+        return paren && (paren[2] == 'Z' || paren[2] == 'X');
+    }
+    return 1;
+}
+
+/* An RDMA read of a word the partner's leader keeps registered until its
+ * MPI_Finalize: it fails, naming the partner, if the partner is gone, where
+ * waiting for its flag would wait forever.  (Not of its segment, which it
+ * may free as soon as this process's flag wait is over.) */
+static int probe_partner(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_nodeseg_target_t *t = &s->targets[s->rounds[r].from];
+    MPIDI_IBMC_conn_t *conn = &st->conns[t->world];
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    if (conn->sq_inflight < st->sq_depth) {
+        struct ibv_sge sge = {
+            .addr = (uintptr_t) MPIDI_IBMC_nodeseg_probe_slot(s),
+            .length = sizeof(uint64_t),
+            .lkey = s->mr->lkey
+        };
+        struct ibv_send_wr wr, *bad;
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_NODESEG, t);
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_READ;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = t->probe_addr;
+        wr.wr.rdma.rkey = t->probe_rkey;
+        int rc = ibv_post_send(conn->qp, &wr, &bad);
+        if (rc)
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                                 "ibv_post_send(RDMA READ probe of a partner node)", strerror(rc));
+        conn->sq_inflight++;
+        s->writes_inflight++;
+    }
+  fn_fail:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+}
+
+/* Progress while waiting for memory that another process or the HCA writes
+ * to reach seq.  A wait that lasts checks, once a second, on whoever it
+ * waits for: the local process `local` by its pid, or the partner node of
+ * round `round` by an RDMA read; a process that died mid-call then ends
+ * the call with an error naming it instead of a hang. */
+static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile uint64_t * p,
+                    uint64_t seq, int local, int round)
+{
+    int mpi_errno = MPI_SUCCESS;
+    double check_at = 0;
+    for (unsigned spins = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) < seq; spins++) {
+        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        MPIR_ERR_CHECK(mpi_errno);
+        if (spins % 256)
+            continue;
+        double now = MPIDI_IBMC_now();
+        if (!check_at) {
+            check_at = now + 1.0;
+        } else if (now >= check_at) {
+            check_at = now + 1.0;
+            if (local >= 0 && local_gone(s, local))
+                MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**ibmc_node_peer",
+                                     "**ibmc_node_peer %d",
+                                     (int) MPIDI_IBMC_nodeseg_mark(s, local)[2]);
+            if (round >= 0) {
+                mpi_errno = probe_partner(st, s, round);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* The leader's writes of round r into the partner's segment, then its flag. */
+static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, char *data,
+                      size_t len, uint64_t seq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const ibmc_noderd_round_t *rd = &s->rounds[r];
+    MPIDI_IBMC_nodeseg_target_t *t = &s->targets[rd->to];
+    MPIDI_IBMC_conn_t *conn = &st->conns[t->world];
+    size_t half_off = (seq & 1) * s->half;
+    struct ibv_sge sge[3];
+    struct ibv_send_wr wr[3], *bad;
+    int n = rd->nsend + 1;
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    while (conn->sq_inflight + n > st->sq_depth) {
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    memset(wr, 0, sizeof(wr));
+    for (int i = 0; i < n; i++) {
+        if (i < rd->nsend) {
+            size_t off = (size_t) rd->send[i].first * len;
+            sge[i].addr = (uintptr_t) (data + off);
+            sge[i].length = (uint32_t) ((size_t) rd->send[i].count * len);
+            wr[i].wr.rdma.remote_addr = t->addr + half_off + off;
+            MPIDI_IBMC_pvars.node_rd_writes++;
+            MPIDI_IBMC_pvars.node_rd_write_bytes += sge[i].length;
+        } else {
+            uint64_t *src = MPIDI_IBMC_nodeseg_flag_src(s, r);
+            *src = seq;
+            sge[i].addr = (uintptr_t) src;
+            sge[i].length = sizeof(uint64_t);
+            wr[i].wr.rdma.remote_addr = t->addr + MPIDI_IBMC_nodeseg_flag_offset(s->half, r);
+            MPIDI_IBMC_pvars.node_rd_flag_writes++;
+        }
+        sge[i].lkey = s->mr->lkey;
+        wr[i].wr_id = IBMC_WR_ID_PTR(IBMC_WR_NODESEG, t);
+        wr[i].sg_list = &sge[i];
+        wr[i].num_sge = 1;
+        wr[i].opcode = IBV_WR_RDMA_WRITE;
+        wr[i].send_flags = IBV_SEND_SIGNALED;
+        wr[i].wr.rdma.rkey = t->rkey;
+        wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+    }
+    int rc = ibv_post_send(conn->qp, wr, &bad);
+    if (rc)
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
+                             "ibv_post_send(RDMA WRITE to a node segment)", strerror(rc));
+    conn->sq_inflight += n;
+    s->writes_inflight += n;
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int writes_done(MPIDI_IBMC_nodeseg_t * s)
+{
+    int mpi_errno = MPI_SUCCESS;
+    for (;;) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        int left = s->writes_inflight;
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        if (!left)
+            break;
+        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* Bytes [off, off + len) of this process's block into the segment. */
+static int copy_in(char *dst, const side_t * sd, MPI_Aint off, size_t len)
+{
+    COUNT(node_rd_copies, 1);
+    if (sd->contig) {
+        memcpy(dst, sd->buf + sd->lb + off, len);
+        return MPI_SUCCESS;
+    }
+    MPI_Aint done;
+    return MPIR_Typerep_pack(sd->buf, sd->count, sd->type, off, dst, (MPI_Aint) len, &done);
+}
+
+/* Blocks at positions [first, first + count) of the segment's piece out to
+ * the receive buffer; `skip` is a rank whose block is already in place. */
+static int copy_out(MPIDI_IBMC_nodeseg_t * s, const char *data, size_t len, MPI_Aint off,
+                    int whole, const side_t * rv, ibmc_noderd_range_t g, int skip)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int end = g.first + g.count;
+    for (int pos = g.first; pos < end;) {
+        int r = s->lay.pos_rank[pos];
+        /* whole blocks of consecutive ranks are one copy into a contiguous buffer */
+        int run = rv->contig && whole ? ibmc_noderd_run(&s->lay, pos, end - pos) : 1;
+        if (skip >= r && skip < r + run)
+            run = skip - r;
+        if (run == 0) {
+            pos++;
+            continue;
+        }
+        const char *src = data + (size_t) pos * len;
+        if (rv->contig) {
+            memcpy(rv->buf + rv->lb + (MPI_Aint) r * rv->stride + off, src, (size_t) run * len);
+        } else {
+            MPI_Aint done;
+            mpi_errno = MPIR_Typerep_unpack(src, (MPI_Aint) len,
+                                            rv->buf + (MPI_Aint) r * rv->stride, rv->count,
+                                            rv->type, off, &done);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        COUNT(node_rd_copies, 1);
+        pos += run;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* One piece: bytes [off, off + len) of every rank's block. */
+static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const side_t * sd,
+                     const side_t * rv, int in_place, MPI_Aint off, size_t len, int whole)
+{
+    int mpi_errno = MPI_SUCCESS;
+    uint64_t seq = ++s->seq;
+    char *data = s->base + (seq & 1) * s->half;
+    int leader = s->my_local == 0, overlap = MPIR_CVAR_IBMC_NODE_RD_OVERLAP;
+    int skip = in_place ? s->rank : -1;
+    ibmc_noderd_range_t pending[1 + 2 * IBMC_NODERD_MAX_ROUNDS];
+    int npending = 0;
+
+    mpi_errno = copy_in(data + (size_t) s->lay.rank_pos[s->rank] * len, sd, off, len);
+    MPIR_ERR_CHECK(mpi_errno);
+    __atomic_store_n(MPIDI_IBMC_nodeseg_mark(s, s->my_local), seq, __ATOMIC_RELEASE);
+    for (int i = 0; i < s->local_n; i++) {
+        mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_mark(s, i), seq, i, -1);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    pending[npending].first = s->lay.node_first[s->my_node];
+    pending[npending++].count = s->local_n;
+
+    for (int r = 0; r < s->nrounds; r++) {
+        const ibmc_noderd_round_t *rd = &s->rounds[r];
+        if (leader && rd->to >= 0) {
+            mpi_errno = post_round(st, s, r, data, len, seq);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (overlap) {
+            for (int i = 0; i < npending; i++) {
+                mpi_errno = copy_out(s, data, len, off, whole, rv, pending[i], skip);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            npending = 0;
+        }
+        if (rd->from >= 0) {
+            mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_flag(s, r), seq, leader ? -1 : 0,
+                                 leader ? r : -1);
+            MPIR_ERR_CHECK(mpi_errno);
+            for (int i = 0; i < rd->nrecv; i++)
+                pending[npending++] = rd->recv[i];
+        }
+    }
+    for (int i = 0; i < npending; i++) {
+        mpi_errno = copy_out(s, data, len, off, whole, rv, pending[i], skip);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* the source of this piece's writes is reused two pieces on, and a
+     * failed write must be reported by the call that made it */
+    if (leader) {
+        mpi_errno = writes_done(s);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                              MPIR_Comm * comm, int *used)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    *used = 0;
+
+    /* every test here gives every member the same answer */
+    if (!MPIR_CVAR_IBMC_NODE_SEG) {
+        fallback_note(comm, "MPIR_CVAR_IBMC_NODE_SEG is false", st ? &st->nodeseg_told_off : NULL);
+        return MPI_SUCCESS;
+    }
+    if (!st || !st->conns ||
+        MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED) {
+        fallback_note(comm, "MPI is not initialized yet", NULL);
+        return MPI_SUCCESS;
+    }
+    if (comm->local_size < 2)
+        return MPI_SUCCESS;     /* the stock algorithm copies; nothing to fall back from */
+    MPI_Aint type_size;
+    MPIR_Datatype_get_size_macro(recvtype, type_size);
+    size_t bytes = (size_t) type_size * (size_t) recvcount;
+    if (bytes == 0) {
+        *used = 1;
+        return MPI_SUCCESS;
+    }
+
+    MPIDI_IBMC_nodeseg_t *s = NODESEG(comm);
+    size_t want = MPIDI_IBMC_nodeseg_half_for(bytes, comm->local_size);
+    if (s && s->ready && s->half < want) {
+        /* grow: every member sees the same sizes and frees its segment */
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        MPIDI_IBMC_nodeseg_free(st, s);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        s = NULL;
+    }
+    if (!s) {
+        mpi_errno = MPIDI_IBMC_nodeseg_setup(st, comm, bytes, &s);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!s->ready) {
+        fallback_note(comm, s->why, &s->told);
+        goto fn_exit;
+    }
+
+    /* pieces of the blocks small enough that every rank's fits in a half */
+    size_t piece = MPL_MIN(bytes, s->half / (size_t) s->size);
+    if (piece < bytes && piece >= 64)
+        piece &= ~(size_t) 63;
+    if (piece == 0) {
+        fallback_note(comm, "the communicator has more ranks than MPIR_CVAR_IBMC_NODE_SEG_SIZE "
+                      "has bytes", &s->told);
+        goto fn_exit;
+    }
+    side_t sd, rv;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    side_init(&rv, recvbuf, recvcount, recvtype);
+    if (in_place) {
+        side_init(&sd, (char *) recvbuf + (MPI_Aint) s->rank * rv.stride, recvcount, recvtype);
+    } else {
+        side_init(&sd, sendbuf, sendcount, sendtype);
+    }
+    for (size_t off = 0; off < bytes; off += piece) {
+        mpi_errno = run_piece(st, s, &sd, &rv, in_place, (MPI_Aint) off,
+                              MPL_MIN(piece, bytes - off), piece == bytes);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    COUNT(node_rd_allgathers, 1);
+    *used = 1;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

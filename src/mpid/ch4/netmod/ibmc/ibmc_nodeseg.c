@@ -1,0 +1,452 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* Node-shared registered segments: creating, agreeing on and freeing them
+ * (see ibmc_nodeseg.h for what they hold).
+ *
+ * The node's leader (its lowest rank in the communicator) creates a POSIX
+ * shared-memory object with a job-unique name, mode 0600, and registers the
+ * mapping; it passes the name to the other local processes, which map and
+ * register it too (each in its own protection domain, so that any of them
+ * can be the source or the target of RDMA); the name is unlinked as soon as
+ * they have all answered, so nothing is left behind however the job ends.
+ * Then every member contributes whether it succeeded, and each leader the
+ * address and rkey of its node's segment: one MPIR allgather, after which
+ * all members use the segments or all fall back. */
+
+#include <mpidimpl.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "ibmc_types.h"
+#include "ibmc_nodeseg.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_NODE_SEG
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The node-shared registered segments that the ibmc_node_rd allgather
+        algorithm (MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd) uses.
+        false turns them off entirely: no segment is created and the
+        algorithm runs a stock one, counting each call in the
+        ibmc_node_rd_fallbacks pvar.  All processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_NODE_SEG_SIZE
+      category    : CH4_IBMC
+      type        : int
+      default     : 4194304
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The largest data area, in bytes, of a communicator's node segment for
+        one call: an MPI_Allgather whose result (bytes per rank times ranks)
+        is larger goes through it in pieces.  A segment is created on a
+        communicator's first ibmc_node_rd call, sized to that call's result
+        (at least 64 KiB), and grown, up to this size, when a later call
+        needs more.  Its memory is twice the data area (calls alternate
+        halves) plus a few KiB, once per node and communicator, and every
+        process on the node registers all of it with the HCA, so each needs
+        that much RLIMIT_MEMLOCK.  From 65536 to 1073741824; all processes
+        must agree.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define NODESEG_MIN_HALF ((size_t) 64 * 1024)
+#define NODESEG_MAX_HALF ((size_t) 1 << 30)
+#define NODESEG_NAME_LEN 64
+
+int MPIDI_IBMC_nodeseg_check_cvars(void)
+{
+    int v = MPIR_CVAR_IBMC_NODE_SEG_SIZE;
+    if ((size_t) v < NODESEG_MIN_HALF || (size_t) v > NODESEG_MAX_HALF || v < 0)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                                    "MPIR_CVAR_IBMC_NODE_SEG_SIZE", v,
+                                    "it must be from 65536 to 1073741824");
+    return MPI_SUCCESS;
+}
+
+static size_t page_round(size_t x)
+{
+    size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+    return (x + pg - 1) / pg * pg;
+}
+
+size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks)
+{
+    size_t cap = (size_t) MPIR_CVAR_IBMC_NODE_SEG_SIZE;
+    size_t need = bytes > cap / (size_t) nranks ? cap : bytes * (size_t) nranks;
+    return page_round(MPL_MAX(need, NODESEG_MIN_HALF));
+}
+
+static size_t map_size(size_t half, int local_n)
+{
+    return page_round(2 * half + 2 * IBMC_NODERD_MAX_ROUNDS * IBMC_NODESEG_LINE +
+                      (size_t) local_n * IBMC_NODESEG_LINE);
+}
+
+/* Map the object open on fd and register the mapping; 0 on success, else
+ * why says what failed. */
+static int map_and_register(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int fd,
+                            char *why, size_t whylen)
+{
+    void *p = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        snprintf(why, whylen, "mmap of %zu bytes: %s", s->map_size, strerror(errno));
+        return -1;
+    }
+    s->base = p;
+    s->mr = ibv_reg_mr(st->hca.pd, s->base, s->map_size,
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!s->mr) {
+        snprintf(why, whylen, "ibv_reg_mr of its %zu bytes: %s (see RLIMIT_MEMLOCK, "
+                 "MPIR_CVAR_IBMC_NODE_SEG_SIZE)", s->map_size, strerror(errno));
+        return -1;
+    }
+    /* who this process is, for the others' liveness checks */
+    volatile uint64_t *line = MPIDI_IBMC_nodeseg_mark(s, s->my_local);
+    line[1] = (uint64_t) getpid();
+    line[2] = (uint64_t) st->my_rank;
+    return 0;
+}
+
+static int create_segment(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const char *name,
+                          int *created, char *why, size_t whylen)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", name, strerror(errno));
+        return -1;
+    }
+    *created = 1;
+    /* reserve the pages now: a full /dev/shm is a fallback here, not a
+     * SIGBUS later */
+    int rc = posix_fallocate(fd, 0, (off_t) s->map_size);
+    if (rc) {
+        snprintf(why, whylen, "reserving %zu bytes in %s: %s", s->map_size, name, strerror(rc));
+        close(fd);
+        return -1;
+    }
+    rc = map_and_register(st, s, fd, why, whylen);
+    close(fd);
+    return rc;
+}
+
+static int open_segment(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const char *name,
+                        char *why, size_t whylen)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", name, strerror(errno));
+        return -1;
+    }
+    int rc = map_and_register(st, s, fd, why, whylen);
+    close(fd);
+    return rc;
+}
+
+static void unmap(MPIDI_IBMC_nodeseg_t * s)
+{
+    if (s->mr)
+        ibv_dereg_mr(s->mr);
+    if (s->base)
+        munmap(s->base, s->map_size);
+    s->mr = NULL;
+    s->base = NULL;
+}
+
+static int world_of(MPIR_Comm * comm, int r)
+{
+    return MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
+}
+
+/* Node layout and this process's plan; 0, or -1 for want of memory. */
+static int plan(MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
+{
+    int n = comm->local_size, rc = -1;
+    int *id = MPL_malloc(sizeof(int) * n, MPL_MEM_COLL);
+    int *scratch = MPL_malloc(sizeof(int) * n, MPL_MEM_COLL);
+    int *of = MPL_malloc(sizeof(int) * n, MPL_MEM_COLL);
+    s->lay.pos_rank = MPL_malloc(sizeof(int) * n, MPL_MEM_COLL);
+    s->lay.rank_pos = MPL_malloc(sizeof(int) * n, MPL_MEM_COLL);
+    if (!id || !scratch || !of || !s->lay.pos_rank || !s->lay.rank_pos)
+        goto done;
+    for (int r = 0; r < n; r++)
+        id[r] = MPIR_Process.node_map[world_of(comm, r)];
+    s->nnodes = ibmc_noderd_number_nodes(n, id, of, scratch);
+    s->lay.node_first = MPL_malloc(sizeof(int) * s->nnodes, MPL_MEM_COLL);
+    s->lay.node_count = MPL_malloc(sizeof(int) * s->nnodes, MPL_MEM_COLL);
+    s->targets = MPL_calloc(s->nnodes, sizeof(*s->targets), MPL_MEM_COLL);
+    if (!s->lay.node_first || !s->lay.node_count || !s->targets ||
+        ibmc_noderd_layout(&s->lay, n, of, s->nnodes))
+        goto done;
+    s->my_node = of[s->rank];
+    s->local_n = s->lay.node_count[s->my_node];
+    s->local_ranks = MPL_malloc(sizeof(int) * s->local_n, MPL_MEM_COLL);
+    if (!s->local_ranks)
+        goto done;
+    /* a node's positions hold its ranks in increasing order */
+    for (int i = 0; i < s->local_n; i++) {
+        s->local_ranks[i] = s->lay.pos_rank[s->lay.node_first[s->my_node] + i];
+        if (s->local_ranks[i] == s->rank)
+            s->my_local = i;
+    }
+    for (int k = 0; k < s->nnodes; k++) {
+        s->targets[k].seg = s;
+        s->targets[k].world = world_of(comm, s->lay.pos_rank[s->lay.node_first[k]]);
+    }
+    s->nrounds = ibmc_noderd_rounds(&s->lay, s->my_node, s->rounds);
+    rc = 0;
+  done:
+    MPL_free(id);
+    MPL_free(scratch);
+    MPL_free(of);
+    return rc;
+}
+
+static int leader_of(MPIDI_IBMC_nodeseg_t * s, int node)
+{
+    return s->lay.pos_rank[s->lay.node_first[node]];
+}
+
+/* The leader's RC connections to every partner of its plan, opened by one
+ * small exchange per round (both sides of a round meet in it, so the
+ * exchanges cannot deadlock), then waited for until RDMA can be posted. */
+static int connect_partners(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    for (int r = 0; r < s->nrounds; r++) {
+        int node = s->rounds[r].to >= 0 ? s->rounds[r].to : s->rounds[r].from;
+        if (node < 0)
+            continue;
+        int peer = leader_of(s, node), out = r, in = -1;
+        mpi_errno = MPIC_Sendrecv(&out, 1, MPI_INT, peer, MPIR_ALLGATHER_TAG, &in, 1, MPI_INT,
+                                  peer, MPIR_ALLGATHER_TAG, comm, MPI_STATUS_IGNORE, &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_IBMC_conn_t *conn = &st->conns[s->targets[node].world];
+        for (;;) {
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+            int up = conn->cm.state == IBMC_CM_CONNECTED && !conn->need_rtu;
+            int failed = conn->cm.state == IBMC_CM_FAILED;
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+            if (up)
+                break;
+            if (failed)
+                MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect",
+                                     "**ibmc_connect %d %d", s->targets[node].world,
+                                     MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+            mpi_errno = MPIDI_IBMC_nodeseg_progress();
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t bytes,
+                             MPIDI_IBMC_nodeseg_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    struct member {
+        uint32_t ok, rkey, probe_rkey, reserved;
+        uint64_t addr, probe_addr;
+        uint64_t bytes;
+    } mine = { 0 }, *all = NULL;
+    struct offer {
+        int32_t ok;
+        char name[NODESEG_NAME_LEN];
+    } offer = { 0 };
+    char name[NODESEG_NAME_LEN] = "";
+    int created = 0;
+
+    MPIDI_IBMC_nodeseg_t *s = MPL_calloc(1, sizeof(*s), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(!s, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    s->comm = comm;
+    s->size = comm->local_size;
+    s->rank = comm->rank;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    s->next = st->nodesegs;
+    if (s->next)
+        s->next->prev = s;
+    st->nodesegs = s;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    comm->dev.ch4.netmod.ibmc.nodeseg = s;
+    *out = s;
+
+    /* every member sees the same node map: no agreement needed for these */
+    MPIR_ERR_CHKANDJUMP(plan(s, comm), mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (s->nnodes < 2) {
+        s->one_node = 1;
+        snprintf(s->why, sizeof(s->why), "all members are on one node");
+        goto fn_exit;
+    }
+    s->half = MPIDI_IBMC_nodeseg_half_for(bytes, s->size);
+    s->map_size = map_size(s->half, s->local_n);
+
+    int ok;
+    char why[sizeof(s->why)] = "";
+    if (s->my_local == 0) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        unsigned serial = st->nodeseg_names++;
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        snprintf(name, sizeof(name), "/ibmc-%016llx-%d-%u", (unsigned long long) st->job_key,
+                 (int) getpid(), serial);
+        ok = create_segment(st, s, name, &created, why, sizeof(why)) == 0;
+        offer.ok = ok;
+        snprintf(offer.name, sizeof(offer.name), "%s", name);
+        for (int i = 1; i < s->local_n; i++) {
+            mpi_errno = MPIC_Send(&offer, sizeof(offer), MPI_BYTE, s->local_ranks[i],
+                                  MPIR_ALLGATHER_TAG, comm, &errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        for (int i = 1; i < s->local_n; i++) {
+            int32_t theirs = 0;
+            mpi_errno = MPIC_Recv(&theirs, 1, MPI_INT32_T, s->local_ranks[i],
+                                  MPIR_ALLGATHER_TAG, comm, MPI_STATUS_IGNORE, &errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+            ok &= theirs != 0;
+        }
+        /* every local process has it open, or gave up */
+        if (created)
+            shm_unlink(name);
+        created = 0;
+    } else {
+        mpi_errno = MPIC_Recv(&offer, sizeof(offer), MPI_BYTE, s->local_ranks[0],
+                              MPIR_ALLGATHER_TAG, comm, MPI_STATUS_IGNORE, &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        offer.name[sizeof(offer.name) - 1] = '\0';
+        if (!offer.ok)
+            snprintf(why, sizeof(why), "its node's leader could not create the segment");
+        ok = offer.ok && open_segment(st, s, offer.name, why, sizeof(why)) == 0;
+        int32_t answer = ok;
+        mpi_errno = MPIC_Send(&answer, 1, MPI_INT32_T, s->local_ranks[0], MPIR_ALLGATHER_TAG,
+                              comm, &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!ok && why[0] && MPIR_CVAR_IBMC_STATS) {
+        printf("ibmc-stats: rank %d cannot use its node segment: %s\n", st->my_rank, why);
+        fflush(stdout);
+    }
+
+    /* all or none; the leaders' segments are named to everyone.  A stock
+     * algorithm directly: this may run inside MPI_Allgather itself. */
+    if (ok && s->my_local == 0 && !st->probe_mr) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        if (!st->probe_mr)
+            st->probe_mr = ibv_reg_mr(st->hca.pd, &st->probe_word, sizeof(st->probe_word),
+                                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        if (!st->probe_mr) {
+            ok = 0;
+            if (MPIR_CVAR_IBMC_STATS)
+                printf("ibmc-stats: rank %d cannot use its node segment: ibv_reg_mr of its "
+                       "liveness word: %s\n", st->my_rank, strerror(errno));
+        }
+    }
+    mine.ok = (uint32_t) ok;
+    mine.bytes = bytes;
+    if (ok && s->my_local == 0) {
+        mine.rkey = s->mr->rkey;
+        mine.addr = (uint64_t) (uintptr_t) s->base;
+        mine.probe_rkey = st->probe_mr->rkey;
+        mine.probe_addr = (uint64_t) (uintptr_t) & st->probe_word;
+    }
+    all = MPL_malloc(sizeof(*all) * s->size, MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                            MPI_BYTE, comm, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int r = 0; r < s->size; r++) {
+        /* the segments are sized from it, the same everywhere */
+        if (all[r].bytes != bytes) {
+            unmap(s);
+            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_ARG, "**ibmc_allgather_len",
+                                 "**ibmc_allgather_len %d", r);
+        }
+    }
+    for (int r = 0; r < s->size; r++) {
+        if (!all[r].ok) {
+            snprintf(s->why, sizeof(s->why), "rank %d could not map or register its node's "
+                     "segment of %zu bytes", r, s->map_size);
+            unmap(s);
+            goto fn_exit;
+        }
+    }
+    for (int k = 0; k < s->nnodes; k++) {
+        int leader = leader_of(s, k);
+        s->targets[k].addr = all[leader].addr;
+        s->targets[k].rkey = all[leader].rkey;
+        s->targets[k].probe_addr = all[leader].probe_addr;
+        s->targets[k].probe_rkey = all[leader].probe_rkey;
+    }
+    if (s->my_local == 0) {
+        mpi_errno = connect_partners(st, s, comm);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    s->ready = 1;
+
+  fn_exit:
+    if (created)
+        shm_unlink(name);
+    MPL_free(all);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIDI_IBMC_nodeseg_free(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        st->nodesegs = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    if (s->comm)
+        s->comm->dev.ch4.netmod.ibmc.nodeseg = NULL;
+    unmap(s);
+    MPL_free(s->local_ranks);
+    MPL_free(s->lay.pos_rank);
+    MPL_free(s->lay.rank_pos);
+    MPL_free(s->lay.node_first);
+    MPL_free(s->lay.node_count);
+    MPL_free(s->targets);
+    MPL_free(s);
+}
+
+void MPIDI_IBMC_nodeseg_write_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_target_t * t)
+{
+    st->conns[t->world].sq_inflight--;
+    t->seg->writes_inflight--;
+}
+
+int MPIDI_IBMC_nodeseg_comm_free(MPIR_Comm * comm)
+{
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    MPIDI_IBMC_nodeseg_t *s = comm->dev.ch4.netmod.ibmc.nodeseg;
+    if (s && st)
+        MPIDI_IBMC_nodeseg_free(st, s);
+    comm->dev.ch4.netmod.ibmc.nodeseg = NULL;
+    return MPI_SUCCESS;
+}
+
+void MPIDI_IBMC_nodeseg_finalize(MPIDI_IBMC_state_t * st)
+{
+    /* communicators the application never freed */
+    while (st->nodesegs)
+        MPIDI_IBMC_nodeseg_free(st, st->nodesegs);
+}
