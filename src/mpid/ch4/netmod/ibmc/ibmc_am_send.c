@@ -418,10 +418,9 @@ static int can_post_now(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
  * `f16` the header goes in its compact form, otherwise `am_hdr` as is.
  * `contig` is contig_host_data's answer for the data.  Always inline, even
  * where MPICH's MPL_STATIC_INLINE_PREFIX is plain `static inline` (its
- * default, under which GCC kept this out of line for its two callers):
+ * default, under which GCC keeps this out of line for its two callers):
  * inlined, it is specialised for the lightweight send's constant arguments,
- * which took a small MPI_Send from 780 to 688 instructions
- * (bench/msg-cost.sh, doc/benchmarks.md). */
+ * which saves more than the call (bench/msg-cost.sh counts it). */
 ATTRIBUTE((always_inline)) static inline
 int post_single(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
                 const ibmc_send16_fields_t * f16, const void *am_hdr, MPI_Aint am_hdr_sz,

@@ -4,38 +4,14 @@
  */
 
 /* Credit-based flow control of eager packets on one RC connection, with
- * windows that grow for peers that stream.
+ * windows lent to peers that stream.  The scheme, and why a sender holding a
+ * credit never finds the receiver's shared receive queue empty, is in
+ * doc/design.md, "Eager path and credit flow control".
  *
- * Each side may have at most as many packets outstanding to its peer as the
- * peer has given it credits.  The receiver keeps a receive buffer posted for
- * every credit it has handed out (the peer's `window`): a sender that holds
- * a credit can never run the receiver dry, and a receiver-not-ready NAK
- * cannot happen in normal operation.  Credits come back piggybacked on every
- * packet going the other way; when traffic is one-sided, the receiver sends
- * an explicit credit packet once half the window is owed.  Credit packets
- * themselves need no credit: at most two can be unconsumed at the peer at
- * any time (the model in test_credit.c checks it, lending included), so the
- * receiver reserves IBMC_CREDIT_SPARE more buffers per connection for them.
- *
- * Windows.  Every connection starts with `base` credits, backed by buffers
- * the shared receive queue keeps posted for it (it grows by base + spare
- * buffers per connection once its first pool is promised).  A window of
- * base packets caps a streaming peer at base packets per round trip, so a
- * sender that ran out of credits with more to send says so in its next
- * packet (IBMC_PKT_F_STARVED), and the receiver lends it up to `base` more
- * credits, up to `max`, out of posted buffers that no connection has been
- * promised (ibmc_credit_pool_t); a smaller pool lends what it has.  A
- * process talking to a few peers lets them use its idle pool, a process
- * talking to many keeps each near base; the pool's size limit is the same
- * either way, though lent buffers may make a later connection post its
- * chunk sooner.  One lend is in flight at a time: the next waits until the
- * peer has sent a window's worth of packets, which it can only do once the
- * lent credits reached it, so the credit packets that carry lends keep the
- * two-packet bound above.  When a starved peer at base finds the pool
- * empty, the pool asks for buffers back: every window above base shrinks
- * as its peer's packets arrive (one credit is not returned per packet)
- * until it is at base again.  Every credit ever handed out, lent or not,
- * stays backed by a posted buffer, so growth keeps the no-RNR guarantee.
+ * What this code keeps true: every credit handed out, lent or not, is backed
+ * by a posted receive buffer; credit packets need no credit, and at most two
+ * are unconsumed at the peer at any time, hence IBMC_CREDIT_SPARE buffers
+ * per connection for them; one lend per connection is in flight at a time.
  *
  * Pure logic, unit-tested on the host (test/unit/test_credit.c). */
 

@@ -12,14 +12,9 @@
  * data-copy callback MPIDIG keeps on the unexpected request, the receiver
  * RDMA-READs the data straight into the receive buffer, completes the
  * receive and sends IBMC_PKT_RNDV_FIN back; on that the sender completes its
- * request and releases the registration.
- *
- * Why READ and not WRITE: the receiver learns where the data goes only when
- * it matches, so a WRITE protocol needs a clear-to-send message before the
- * data can move, and the sender's CPU in the loop to issue the WRITE.  With
- * READ the transfer starts the moment the receive is matched and costs one
- * control packet in each direction.  Neither side copies; only a receive
- * buffer that is not contiguous is filled through a bounce buffer. */
+ * request and releases the registration.  Only a receive buffer that is
+ * not contiguous is filled through a bounce buffer.  Why READ and not
+ * WRITE: doc/design.md, "Rendezvous". */
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
@@ -45,9 +40,8 @@ cvars:
         packed.  0 sends every contiguous message that carries data by
         rendezvous.  At most MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  It sets
         the packet size (MPIR_CVAR_IBMC_PACKET_SIZE), so all processes must
-        agree.  The
-        default is where rendezvous bandwidth overtakes eager bandwidth on
-        the test fabric (doc/benchmarks.md, "Eager limit").
+        agree.  How to choose it for a fabric: doc/benchmarks.md, "Eager
+        limit" (bench/eager-limit.sh).
 
     - name        : MPIR_CVAR_IBMC_RNDV_WINDOW
       category    : CH4_IBMC
@@ -74,18 +68,15 @@ cvars:
 
 /* ---- the sender's window onto its buffer ----
  *
- * A registration stays in the cache, and so stays valid, long after the
- * transfer that made it: if its rkey allowed remote reads, the peer could
- * go on reading that memory (freed and reused by then) for as long as the
- * cache keeps it.  So registrations allow no remote access at all, and
- * each rendezvous send binds a type 2 memory window over exactly its
- * buffer, for remote read, on the queue pair to its one receiver.  The
- * window is invalidated when the FIN comes, before the send completes:
- * from then on the rkey the peer was given reads nothing.  The bind goes
- * down the send queue in front of the IBMC_PKT_RNDV packet that carries
- * its rkey, so the peer cannot read before it is in place.  Devices
- * without type 2 windows (or MPIR_CVAR_IBMC_RNDV_WINDOW=false) give the
- * peer the registration's rkey, as the README says. */
+ * Registrations outlive their transfers in the cache, so they allow no
+ * remote access; each rendezvous send binds a type 2 memory window over
+ * exactly its buffer, for remote read, on the queue pair to its one
+ * receiver, and invalidates it when the FIN comes, before the send
+ * completes.  The bind goes down the send queue in front of the
+ * IBMC_PKT_RNDV packet that carries its rkey, so the peer cannot read
+ * before it is in place.  Devices without type 2 windows (or
+ * MPIR_CVAR_IBMC_RNDV_WINDOW=false) give the peer the registration's rkey.
+ * Why: doc/design.md, "Rendezvous". */
 
 static MPIDI_IBMC_mw_t *mw_get(MPIDI_IBMC_state_t * st)
 {

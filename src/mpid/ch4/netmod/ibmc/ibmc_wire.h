@@ -36,7 +36,7 @@ enum {
  * no payload byte.  A message that ends in its first packet, the common
  * case, needs no size either: it is the packet's length.  Short headers
  * matter because every byte of a small message is sent, received and
- * checksummed per packet; see doc/benchmarks.md for what 72 bytes cost.
+ * checksummed per packet (doc/design.md, "Headers").
  * The size is a multiple of 8 so that the CH4 AM header that follows it is
  * 8-byte aligned inside the receive buffer, and the MPIDIG handlers can read
  * it in place. */
