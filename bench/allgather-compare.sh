@@ -1,0 +1,56 @@
+#!/bin/bash
+# bench/allgather-compare.sh: MPI_Allgather latency (bench/ibmc_allgather_bench.c,
+# OSU-like, after seed 001 §5) for ibmc_node_rd with and without overlap, and
+# MPICH's recursive doubling, Bruck, ring and default (auto), in one VM boot,
+# with per-size medians of REPS runs and ratios measured in the same run.
+#
+#   [REPS=5] [LAYOUTS="8:4 16:8"] [ITERS=100] [MAX=1048576] bench/allgather-compare.sh
+#
+# On a host without an RDMA device it re-runs itself inside the project's
+# Soft-RoCE VM (test/vm/run-fabric).  Raw output and the table (summary.md)
+# go to _build/bench/allgather-<date>/.  Inputs: IBMC_PREFIX (default
+# $IBMC_CACHE/install/ibmc-default), REPS, LAYOUTS (ranks:pretend nodes),
+# ITERS (timed calls per size, halved from 64 KiB on), MAX (largest size per
+# process), ALGOS (default "ibmc_node_rd ibmc_node_rd:nooverlap
+# recursive_doubling brucks ring auto").
+set -uo pipefail
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+top=$(dirname "$here")
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+cache=${IBMC_CACHE:-${home:-/tmp}/.cache/ibmc}
+prefix=${IBMC_PREFIX:-$cache/install/ibmc-default}
+REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-100} MAX=${MAX:-1048576}
+ALGOS=${ALGOS:-"ibmc_node_rd ibmc_node_rd:nooverlap recursive_doubling brucks ring auto"}
+out=${ALLGATHER_BENCH_OUT:-$top/_build/bench/allgather-$(date +%Y%m%d-%H%M%S)}
+
+if [ -z "${IBMC_IN_VM:-}" ] && ! compgen -G '/sys/class/infiniband/*' >/dev/null; then
+    mkdir -p "$out" "$top/_build/bench"
+    "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_allgather_bench" \
+        "$here/ibmc_allgather_bench.c" || exit 1
+    # the VM passes only some of the environment on: name the settings
+    exec "$top/test/vm/run-fabric" env IBMC_PREFIX="$prefix" REPS="$REPS" LAYOUTS="$LAYOUTS" \
+        ITERS="$ITERS" MAX="$MAX" ALGOS="$ALGOS" ALLGATHER_BENCH_OUT="$out" bash "$0"
+fi
+mkdir -p "$out"
+bin=$top/_build/bench/ibmc_allgather_bench
+[ -x "$bin" ] || "$prefix/bin/mpicc" -O2 -Wall -o "$bin" "$here/ibmc_allgather_bench.c" || exit 1
+export PATH=$prefix/bin:$PATH
+{ echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, $(uname -r), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+  echo "# devices: $(ls /sys/class/infiniband 2>/dev/null | xargs), prefix $prefix"; } > "$out/conditions.txt"
+for rep in $(seq 1 "$REPS"); do
+    for layout in $LAYOUTS; do
+        np=${layout%%:*} nodes=${layout##*:}
+        for algo in $ALGOS; do
+            overlap=1 name=$algo
+            case $algo in *:nooverlap) algo=${algo%%:*} overlap=0 ;; esac
+            log=$out/$name-$np-$nodes-$rep.log
+            MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$algo MPIR_CVAR_IBMC_NODE_RD_OVERLAP=$overlap \
+                MPIR_CVAR_NUM_CLIQUES=$nodes timeout 1800 mpiexec -n "$np" "$bin" "$MAX" "$ITERS" \
+                > "$log" 2>&1 || echo "allgather-compare: $name $np:$nodes rep $rep failed (see $log)" >&2
+            sed -n "s/^allgather-bench: /$name $np $nodes /p" "$log" >> "$out/raw.txt"
+        done
+    done
+done
+python3 "$here/allgather_summary.py" "$out/raw.txt" > "$out/summary.md"
+cat "$out/conditions.txt" "$out/summary.md"
+echo "allgather-compare: raw output and summary in $out"

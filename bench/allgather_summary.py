@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+# The table of bench/allgather-compare.sh from its raw.txt lines
+# "ALGO RANKS NODES BYTES MEAN_US MAX_US": per layout and size, the median
+# over repetitions of the mean latency for each algorithm, ibmc_node_rd's
+# ratio to the best stock MPICH algorithm, and what the overlap saved.
+import statistics
+import sys
+from collections import defaultdict
+
+STOCK = ("recursive_doubling", "brucks", "ring", "auto")
+vals = defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 5:
+        continue
+    vals[(int(f[1]), int(f[2]), int(f[3]), f[0])].append(float(f[4]))
+keys = sorted({k[:3] for k in vals})
+algos = sorted({k[3] for k in vals}, key=lambda a: (not a.startswith("ibmc"), a))
+print("| ranks:nodes | bytes/rank | " + " | ".join(algos) +
+      " | node_rd / best stock | overlap saves |")
+print("|---|---:|" + "---:|" * len(algos) + "---:|---:|")
+for np_, nodes, size in keys:
+    med = {a: statistics.median(vals[(np_, nodes, size, a)]) for a in algos
+           if vals.get((np_, nodes, size, a))}
+    stock = [med[a] for a in STOCK if a in med]
+    ratio = med["ibmc_node_rd"] / min(stock) if stock and "ibmc_node_rd" in med else float("nan")
+    off = med.get("ibmc_node_rd:nooverlap")
+    saves = (off - med["ibmc_node_rd"]) / off if off and "ibmc_node_rd" in med else float("nan")
+    print(f"| {np_}:{nodes} | {size} | " +
+          " | ".join(f"{med[a]:.1f}" if a in med else "-" for a in algos) +
+          f" | {ratio:.2f} | {100 * saves:.0f} % |")
