@@ -9,7 +9,7 @@
  *
  * Gathers 1 B .. MAX bytes per rank (default 256 KiB) on MPI_COMM_WORLD, on
  * a communicator of the odd and even ranks in reverse order, and with
- * MPI_IN_PLACE, a strided (non-contiguous) receive type and MPI_INT; each
+ * MPI_IN_PLACE, strided (non-contiguous) receive and send types and MPI_INT; each
  * size several times in a row (calls alternate the segments' halves), each
  * with other data; then a loop of back-to-back 4 KiB calls whose MPI_T
  * counters it reads.  Every byte on every rank is checked.  With --bcast it
@@ -23,7 +23,9 @@
  * --watch-shm: a thread of rank 0 watches /dev/shm while communicators are
  * created and used, and checks that every ibmc segment it sees is mode 0600;
  * after MPI_Finalize, none is left.  --abort: rank 0 calls MPI_Abort after
- * the first call (the test script checks /dev/shm afterwards).
+ * the first call (the test script checks /dev/shm afterwards).  --first N:
+ * the first call gathers N bytes per rank (so that the segment is made for
+ * that size, for example one too large to register).
  * Prints "allgather_node: all checks passed" on success. */
 
 #include <mpi.h>
@@ -99,6 +101,31 @@ static void check_strided(MPI_Comm comm, int iter, int n)
     free(recv);
 }
 
+/* doubles sent from every third one (a vector type), received contiguous */
+static void check_strided_send(MPI_Comm comm, int iter, int n)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype vec;
+    MPI_Type_vector(n, 1, 3, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    double *send = malloc(sizeof(double) * 3 * n), *recv = malloc(sizeof(double) * n * size);
+    for (int i = 0; i < 3 * n; i++)
+        send[i] = i % 3 ? -1.0 : iter * 1e6 + rank * 1e3 + i / 3;
+    MPI_Allgather(send, 1, vec, recv, n, MPI_DOUBLE, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) {
+            double want = iter * 1e6 + r * 1e3 + i;
+            if (recv[n * r + i] != want)
+                report("strided send", iter, (size_t) n * sizeof(double), r, (size_t) i,
+                       (unsigned) recv[n * r + i], (unsigned) want);
+        }
+    MPI_Type_free(&vec);
+    free(send);
+    free(recv);
+}
+
 static void sweep(MPI_Comm comm, size_t max, unsigned char *send, unsigned char *recv)
 {
     static int iter;
@@ -106,6 +133,7 @@ static void sweep(MPI_Comm comm, size_t max, unsigned char *send, unsigned char 
         for (int rep = 0; rep < 3; rep++)
             check_bytes(comm, iter++, len, rep == 2, send, recv);
         check_strided(comm, iter++, (int) (len / sizeof(int) + 1));
+        check_strided_send(comm, iter++, (int) (len / sizeof(double) + 1));
     }
 }
 
@@ -156,10 +184,10 @@ static int shm_left(void)
     return n;
 }
 
-/* number of nodes, and the writes the plan makes per call (bounds when
- * the node count is not a power of two: the last round is one or two
- * writes per outside node) */
-static void plan_writes(int nodes, int *lo, int *hi)
+/* the data writes and flag writes the plan makes per call (ibmc_noderd.h):
+ * doublings among the P core nodes, and for each of the N - P others one
+ * write in and two back, each round's data followed by one flag */
+static void plan_writes(int nodes, int *writes, int *flags)
 {
     int P = 1, L = 0;
     while (P * 2 <= nodes) {
@@ -167,14 +195,14 @@ static void plan_writes(int nodes, int *lo, int *hi)
         L++;
     }
     int extra = nodes - P;
-    *lo = P * L + (extra ? 2 * extra - 1 : 0);
-    *hi = P * L + 3 * extra;
+    *writes = P * L + 3 * extra;
+    *flags = P * L + 2 * extra;
 }
 
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
-    size_t max = 256 * 1024;
+    size_t max = 256 * 1024, first = 0;
     int with_bcast = 0, watch_shm = 0, do_abort = 0, provided;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--expect") && i + 1 < argc)
@@ -187,6 +215,8 @@ int main(int argc, char **argv)
             watch_shm = 1;
         else if (!strcmp(argv[i], "--abort"))
             do_abort = 1;
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc)
+            first = strtoull(argv[++i], NULL, 0);
     }
     MPI_Init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -194,6 +224,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t room = max < 4096 ? 4096 : max;     /* the counted loop's calls are 4 KiB */
+    room = room < first ? first : room;
     unsigned char *send = malloc(room), *recv = malloc(room * size);
 
     pthread_t watcher;
@@ -201,6 +232,8 @@ int main(int argc, char **argv)
         watching = 1;
         pthread_create(&watcher, NULL, watch, NULL);
     }
+    if (first)
+        check_bytes(MPI_COMM_WORLD, 77, first, 0, send, recv);
     if (do_abort) {
         check_bytes(MPI_COMM_WORLD, 0, 64, 0, send, recv);
         if (rank == 0)
@@ -272,11 +305,11 @@ int main(int argc, char **argv)
            delta[4], delta[2], delta[3]);
     fflush(stdout);
     if (rank == 0 && expect) {
-        int lo, hi;
-        plan_writes(leaders, &lo, &hi);
-        printf("allgather_node: %d nodes: %.2f writes per call (plan: %d..%d), %llu eager "
-               "packets at most per rank\n", leaders, (double) sum[1] / loops, lo, hi,
-               eager_max);
+        int want, want_flags;
+        plan_writes(leaders, &want, &want_flags);
+        printf("allgather_node: %d nodes: %.2f data and %.2f flag RDMA writes per call (plan: "
+               "%d and %d), %llu eager packets at most per rank\n", leaders,
+               (double) sum[1] / loops, (double) sum[4] / loops, want, want_flags, eager_max);
         if (!strcmp(expect, "segments")) {
             if (sum[0] != (unsigned long long) loops * size) {
                 fprintf(stderr, "allgather_node: FAIL: %llu calls counted, expected %d\n",
@@ -287,10 +320,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "allgather_node: FAIL: %llu fallbacks\n", sum[2]);
                 fails++;
             }
-            if (sum[1] < (unsigned long long) lo * loops ||
-                sum[1] > (unsigned long long) hi * loops) {
-                fprintf(stderr, "allgather_node: FAIL: %llu writes in %d calls, the plan "
-                        "makes %d..%d per call\n", sum[1], loops, lo, hi);
+            if (sum[1] != (unsigned long long) want * loops ||
+                sum[4] != (unsigned long long) want_flags * loops) {
+                fprintf(stderr, "allgather_node: FAIL: %llu data and %llu flag writes in %d "
+                        "calls, the plan makes %d and %d per call\n", sum[1], sum[4], loops,
+                        want, want_flags);
                 fails++;
             }
             if (eager_max != 0) {

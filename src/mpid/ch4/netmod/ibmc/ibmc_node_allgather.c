@@ -14,8 +14,12 @@
  *      holds straight into the partner node's segment (two in the last round
  *      of a node count that is not a power of two), then an 8-byte RDMA
  *      write of the call's sequence number into the partner's flag for that
- *      round.  An RC queue pair executes RDMA writes in order, so the flag
- *      lands after the data; every local process polls the flag;
+ *      round; every local process polls the flag.  That the flag's write is
+ *      placed in memory after the data's rests on the HCA executing an RC
+ *      queue pair's RDMA writes in order without relaxed ordering (none is
+ *      asked for here), which mlx5 and rxe do and seed 001 relies on too;
+ *      the InfiniBand specification promises the order of execution, not of
+ *      placement;
  *   2. every process copies blocks out to its receive buffer as their round
  *      completes, while the leader's next round is on the wire (seed 001 §4,
  *      "overlap"; MPIR_CVAR_IBMC_NODE_RD_OVERLAP=false copies at the end).
@@ -178,7 +182,8 @@ static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile 
             check_at = now + 1.0;
         } else if (now >= check_at) {
             check_at = now + 1.0;
-            if (local >= 0 && local_gone(s, local))
+            /* the process may have marked and then ended normally */
+            if (local >= 0 && local_gone(s, local) && __atomic_load_n(p, __ATOMIC_ACQUIRE) < seq)
                 MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**ibmc_node_peer",
                                      "**ibmc_node_peer %d",
                                      (int) MPIDI_IBMC_nodeseg_mark(s, local)[2]);
@@ -276,7 +281,12 @@ static int copy_in(char *dst, const side_t * sd, MPI_Aint off, size_t len)
         return MPI_SUCCESS;
     }
     MPI_Aint done;
-    return MPIR_Typerep_pack(sd->buf, sd->count, sd->type, off, dst, (MPI_Aint) len, &done);
+    int mpi_errno = MPIR_Typerep_pack(sd->buf, sd->count, sd->type, off, dst, (MPI_Aint) len,
+                                      &done);
+    if (mpi_errno == MPI_SUCCESS && done != (MPI_Aint) len)
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_INTERN, "**ibmc_pack", "**ibmc_pack %d %d", (int) len,
+                      (int) done);
+    return mpi_errno;
 }
 
 /* Blocks at positions [first, first + count) of the segment's piece out to
@@ -305,6 +315,9 @@ static int copy_out(MPIDI_IBMC_nodeseg_t * s, const char *data, size_t len, MPI_
                                             rv->buf + (MPI_Aint) r * rv->stride, rv->count,
                                             rv->type, off, &done);
             MPIR_ERR_CHECK(mpi_errno);
+            if (done != (MPI_Aint) len)
+                MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_INTERN, "**ibmc_pack", "**ibmc_pack %d %d",
+                                     (int) len, (int) done);
         }
         COUNT(node_rd_copies, 1);
         pos += run;
@@ -376,6 +389,7 @@ int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    size_t grown_from = 0;
     *used = 0;
 
     /* every test here gives every member the same answer */
@@ -385,7 +399,7 @@ int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
     }
     if (!st || !st->conns ||
         MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED) {
-        fallback_note(comm, "MPI is not initialized yet", NULL);
+        fallback_note(comm, "MPI is not initialized yet", st ? &st->nodeseg_told_init : NULL);
         return MPI_SUCCESS;
     }
     if (comm->local_size < 2)
@@ -399,16 +413,16 @@ int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
     }
 
     MPIDI_IBMC_nodeseg_t *s = NODESEG(comm);
-    size_t want = MPIDI_IBMC_nodeseg_half_for(bytes, comm->local_size);
-    if (s && s->ready && s->half < want) {
+    if (s && s->ready && s->half < MPIDI_IBMC_nodeseg_half_for(bytes, s->size, s->cap, 0)) {
         /* grow: every member sees the same sizes and frees its segment */
+        grown_from = s->half;
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         MPIDI_IBMC_nodeseg_free(st, s);
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
         s = NULL;
     }
     if (!s) {
-        mpi_errno = MPIDI_IBMC_nodeseg_setup(st, comm, bytes, &s);
+        mpi_errno = MPIDI_IBMC_nodeseg_setup(st, comm, bytes, grown_from, &s);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (!s->ready) {
@@ -416,13 +430,15 @@ int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
         goto fn_exit;
     }
 
-    /* pieces of the blocks small enough that every rank's fits in a half */
+    /* pieces of the blocks small enough that every rank's fits in a half,
+     * in multiples of 64 bytes, so that a piece never splits a basic
+     * element of a datatype (packing stops at the last whole one) */
     size_t piece = MPL_MIN(bytes, s->half / (size_t) s->size);
-    if (piece < bytes && piece >= 64)
+    if (piece < bytes)
         piece &= ~(size_t) 63;
     if (piece == 0) {
-        fallback_note(comm, "the communicator has more ranks than MPIR_CVAR_IBMC_NODE_SEG_SIZE "
-                      "has bytes", &s->told);
+        fallback_note(comm, "MPIR_CVAR_IBMC_NODE_SEG_SIZE holds less than 64 bytes per rank "
+                      "of this communicator", &s->told);
         goto fn_exit;
     }
     side_t sd, rv;

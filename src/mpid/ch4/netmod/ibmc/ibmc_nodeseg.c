@@ -17,8 +17,11 @@
  * all members use the segments or all fall back. */
 
 #include <mpidimpl.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ibmc_types.h"
 #include "ibmc_nodeseg.h"
@@ -84,11 +87,12 @@ static size_t page_round(size_t x)
     return (x + pg - 1) / pg * pg;
 }
 
-size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks)
+size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks, size_t cap, size_t grown_from)
 {
-    size_t cap = (size_t) MPIR_CVAR_IBMC_NODE_SEG_SIZE;
+    size_t pg = (size_t) sysconf(_SC_PAGESIZE);
     size_t need = bytes > cap / (size_t) nranks ? cap : bytes * (size_t) nranks;
-    return page_round(MPL_MAX(need, NODESEG_MIN_HALF));
+    need = MPL_MAX(need, MPL_MAX(NODESEG_MIN_HALF, 4 * grown_from));
+    return MPL_MIN(page_round(need), cap / pg * pg);
 }
 
 static size_t map_size(size_t half, int local_n)
@@ -120,6 +124,31 @@ static int map_and_register(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, i
     line[1] = (uint64_t) getpid();
     line[2] = (uint64_t) st->my_rank;
     return 0;
+}
+
+/* A segment's name exists from its creation until every local process has
+ * opened it, a short window in which a killed leader leaves the name behind.
+ * The name carries the creator's pid: names of processes that no longer
+ * exist are removed here, once per process, before it makes its first. */
+static void sweep_stale(void)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        unsigned long long key;
+        int pid;
+        unsigned serial;
+        char path[300];
+        struct stat sb;
+        if (sscanf(e->d_name, "ibmc-%16llx-%d-%u", &key, &pid, &serial) != 3 || pid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+        if (stat(path, &sb) == 0 && sb.st_uid == geteuid() && kill(pid, 0) != 0 &&
+            errno == ESRCH)
+            shm_unlink(e->d_name);
+    }
+    if (d)
+        closedir(d);
 }
 
 static int create_segment(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const char *name,
@@ -257,14 +286,14 @@ static int connect_partners(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, M
 }
 
 int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t bytes,
-                             MPIDI_IBMC_nodeseg_t ** out)
+                             size_t grown_from, MPIDI_IBMC_nodeseg_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     struct member {
         uint32_t ok, rkey, probe_rkey, reserved;
         uint64_t addr, probe_addr;
-        uint64_t bytes;
+        uint64_t bytes, half;
     } mine = { 0 }, *all = NULL;
     struct offer {
         int32_t ok;
@@ -294,7 +323,8 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
         snprintf(s->why, sizeof(s->why), "all members are on one node");
         goto fn_exit;
     }
-    s->half = MPIDI_IBMC_nodeseg_half_for(bytes, s->size);
+    s->cap = (size_t) MPIR_CVAR_IBMC_NODE_SEG_SIZE;
+    s->half = MPIDI_IBMC_nodeseg_half_for(bytes, s->size, s->cap, grown_from);
     s->map_size = map_size(s->half, s->local_n);
 
     int ok;
@@ -302,7 +332,11 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     if (s->my_local == 0) {
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         unsigned serial = st->nodeseg_names++;
+        int sweep = !st->nodeseg_swept;
+        st->nodeseg_swept = 1;
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        if (sweep)
+            sweep_stale();
         snprintf(name, sizeof(name), "/ibmc-%016llx-%d-%u", (unsigned long long) st->job_key,
                  (int) getpid(), serial);
         ok = create_segment(st, s, name, &created, why, sizeof(why)) == 0;
@@ -359,6 +393,7 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     }
     mine.ok = (uint32_t) ok;
     mine.bytes = bytes;
+    mine.half = s->half;
     if (ok && s->my_local == 0) {
         mine.rkey = s->mr->rkey;
         mine.addr = (uint64_t) (uintptr_t) s->base;
@@ -371,11 +406,18 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
                                             MPI_BYTE, comm, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     for (int r = 0; r < s->size; r++) {
-        /* the segments are sized from it, the same everywhere */
+        /* the segments are sized from these, and a write lands at the
+         * writer's offsets: they must be the same everywhere */
         if (all[r].bytes != bytes) {
             unmap(s);
             MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_ARG, "**ibmc_allgather_len",
                                  "**ibmc_allgather_len %d", r);
+        }
+        if (all[r].half != s->half) {
+            unmap(s);
+            MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                                 "MPIR_CVAR_IBMC_NODE_SEG_SIZE", MPIR_CVAR_IBMC_NODE_SEG_SIZE,
+                                 "every process of a communicator must use the same value");
         }
     }
     for (int r = 0; r < s->size; r++) {
@@ -408,8 +450,22 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     goto fn_exit;
 }
 
+/* Detach from the communicator a segment that RDMA may still use. */
+static int keep_until_finalize(MPIDI_IBMC_nodeseg_t * s)
+{
+    if (s->writes_inflight <= 0 || !MPIDI_IBMC_STATE() || !MPIDI_IBMC_STATE()->conns)
+        return 0;
+    if (s->comm)
+        s->comm->dev.ch4.netmod.ibmc.nodeseg = NULL;
+    s->comm = NULL;
+    s->ready = 0;
+    return 1;
+}
+
 void MPIDI_IBMC_nodeseg_free(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s)
 {
+    if (keep_until_finalize(s))
+        return;
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -446,7 +502,11 @@ int MPIDI_IBMC_nodeseg_comm_free(MPIR_Comm * comm)
 
 void MPIDI_IBMC_nodeseg_finalize(MPIDI_IBMC_state_t * st)
 {
-    /* communicators the application never freed */
-    while (st->nodesegs)
+    /* communicators the application never freed, and segments kept for
+     * RDMA that a failed call left in flight (whose queue pairs are about to
+     * go: nothing will complete any more) */
+    while (st->nodesegs) {
+        st->nodesegs->writes_inflight = 0;
         MPIDI_IBMC_nodeseg_free(st, st->nodesegs);
+    }
 }

@@ -57,6 +57,7 @@ typedef struct MPIDI_IBMC_nodeseg {
     MPIDI_IBMC_nodeseg_target_t *targets;       /* by node; the leader's view */
 
     char *base;                 /* this process's mapping */
+    size_t cap;                 /* MPIR_CVAR_IBMC_NODE_SEG_SIZE when it was made */
     size_t half;                /* bytes of one data half */
     size_t map_size;
     struct ibv_mr *mr;          /* this process's registration of the whole segment */
@@ -110,16 +111,20 @@ static inline size_t MPIDI_IBMC_nodeseg_flag_offset(size_t half, int round)
 /* Set up the segments of `comm` for calls that move up to `bytes` per rank,
  * collectively: every member must call it, and every member ends with the
  * same `ready`.  A member that cannot map or register the segment makes
- * all fall back.  Returns an MPI error only for failures that leave the
+ * all fall back.  grown_from: the half of the segment this one replaces,
+ * or 0.  Returns an MPI error only for failures that leave the
  * communicator unusable. */
 int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t bytes,
-                             MPIDI_IBMC_nodeseg_t ** out);
+                             size_t grown_from, MPIDI_IBMC_nodeseg_t ** out);
 
-/* The bytes of a half for `bytes` per rank on `nranks` ranks: the need,
- * at least 64 KiB, at most MPIR_CVAR_IBMC_NODE_SEG_SIZE, page-rounded. */
-size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks);
+/* The bytes of a half for `bytes` per rank on `nranks` ranks: the need, at
+ * least 64 KiB and four times grown_from (so that growing call by call
+ * makes few segments), page-rounded, at most `cap`. */
+size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks, size_t cap, size_t grown_from);
 
-/* Unmap, deregister and forget (no RDMA may be in flight). */
+/* Unmap, deregister and forget.  With RDMA of its own still in flight
+ * (a call that failed midway) it is only detached from its communicator,
+ * and freed at MPI_Finalize, after the queue pairs. */
 void MPIDI_IBMC_nodeseg_free(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s);
 
 int MPIDI_IBMC_nodeseg_comm_free(MPIR_Comm * comm);

@@ -215,7 +215,8 @@ typedef struct MPIDI_IBMC_state {
     /* node-shared segments (ibmc_nodeseg.c), one per communicator that used them */
     struct MPIDI_IBMC_nodeseg *nodesegs;
     unsigned nodeseg_names;     /* segments this process has created: part of their names */
-    int nodeseg_told_off;
+    int nodeseg_told_off, nodeseg_told_init;
+    int nodeseg_swept;          /* stale segment names of dead processes removed */
     /* what partner nodes read to check that this process is alive: it lives
      * until the protection domain does, so a check can never hit a freed
      * segment (ibmc_node_allgather.c) */
