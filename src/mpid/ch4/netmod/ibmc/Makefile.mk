@@ -31,6 +31,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_ipoib.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
@@ -61,6 +62,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_hooks.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_ipoib.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_node_allgather.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.c \
@@ -80,7 +82,8 @@ src_mpid_ch4_netmod_ibmc_tools_ibmc_info_SOURCES = \
     src/mpid/ch4/netmod/ibmc/tools/ibmc_info_cvars.c \
     src/mpid/ch4/netmod/ibmc/tools/ibmc_info_dev.c \
     src/mpid/ch4/netmod/ibmc/tools/ibmc_info_mcast.c \
-    src/mpid/ch4/netmod/ibmc/ibmc_devsel.c
+    src/mpid/ch4/netmod/ibmc/ibmc_devsel.c \
+    src/mpid/ch4/netmod/ibmc/ibmc_ipoib.c
 src_mpid_ch4_netmod_ibmc_tools_ibmc_info_CPPFLAGS = $(AM_CPPFLAGS) \
     -I$(top_srcdir)/src/mpid/ch4/netmod/ibmc
 src_mpid_ch4_netmod_ibmc_tools_ibmc_info_LDADD = lib/lib@MPILIBNAME@.la -lrdmacm -libverbs -lhwloc

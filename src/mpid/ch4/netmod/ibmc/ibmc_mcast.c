@@ -4,17 +4,18 @@
  */
 
 /* The hardware-multicast channel: verbs and rdma_cm around the protocol of
- * ibmc_mcast_rx.c and ibmc_mcast_tx.c (see those for the design and the
- * seed sections it follows).
+ * ibmc_mcast_rx.c and ibmc_mcast_tx.c (the design, with the seed sections
+ * it follows: doc/design.md, "Multicast channel").
  *
  * One multicast UD queue pair per process, with its own completion queue
  * and receive pool, so that the RC path's completion queue never sees
- * multicast traffic.  One group per communicator, joined with
- * rdma_join_multicast on the device and port the netmod already uses (the
- * subnet manager on InfiniBand, an IP multicast join on RoCE), lazily on the
- * communicator's first multicast broadcast.  Members then exchange their
- * queue pair numbers and whether the join worked, so they all use the group
- * or all fall back.  ACKs, NAKs and retransmissions travel as IBMC_PKT_MCAST
+ * multicast traffic.  Groups come from a pool the communicators share
+ * (ibmc_mcast_pool.h), joined with rdma_join_multicast on the device and
+ * port the netmod already uses (the subnet manager on InfiniBand, an IP
+ * multicast join on RoCE) when a communicator's first multicast broadcast
+ * needs one, and kept until MPI_Finalize.  Members exchange their queue
+ * pair numbers and whether the join worked, so they all use the group or
+ * all fall back.  ACKs, NAKs and retransmissions travel as IBMC_PKT_MCAST
  * packets on the RC connections.
  *
  * Everything here runs under the VCI 0 lock, like the rest of the netmod. */
@@ -22,6 +23,7 @@
 #include <mpidimpl.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
+#include "ibmc_ipoib.h"
 #include "ibmc_types.h"
 #include "ibmc_mcast.h"
 #include "ibmc_coll.h"
@@ -245,19 +247,27 @@ static int post_recv(MPIDI_IBMC_mcast_t * mc, int idx)
 }
 
 /* The IPv4 address rdma_cm binds to: the one the RoCE GID in use maps, or,
- * on InfiniBand, an IPoIB address of the device's port. */
+ * on InfiniBand, that of an IPoIB interface of the port. */
 static int local_ipv4(MPIDI_IBMC_state_t * st, struct sockaddr_in *sin, char *why, size_t len)
 {
     const uint8_t *g = st->hca.gid.raw;
     static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
     memset(sin, 0, sizeof(*sin));
     sin->sin_family = AF_INET;
+    if (st->hca.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+        if (ibmc_ipoib_ipv4(g, &sin->sin_addr) == 0)
+            return 0;
+        snprintf(why, len, "%s port %d has no IPoIB interface with an IPv4 address, which "
+                 "rdma_cm needs to join multicast groups on InfiniBand", st->hca_name,
+                 st->hca.port);
+        return -1;
+    }
     if (!memcmp(g, v4mapped, sizeof(v4mapped))) {
         memcpy(&sin->sin_addr, g + 12, 4);
         return 0;
     }
     snprintf(why, len, "GID %d of %s port %d maps no IPv4 address for rdma_cm (multicast needs "
-             "a RoCE v2 IPv4 GID, see MPIR_CVAR_IBMC_GID_INDEX, or IPoIB)", st->hca.gid_index,
+             "a RoCE v2 IPv4 GID, see MPIR_CVAR_IBMC_GID_INDEX)", st->hca.gid_index,
              st->hca_name, st->hca.port);
     return -1;
 }

@@ -60,7 +60,7 @@ cvars:
         reusing a buffer does not register it again.  Least recently used
         registrations beyond it are released.  Only heap memory is cached, and
         with the cache on, ibmc stops glibc's malloc from returning memory to
-        the kernel (see README, "Registration cache").  0 turns the cache off:
+        the kernel (see doc/design.md, "Registration cache").  0 turns the cache off:
         every rendezvous registers and deregisters its buffers, and malloc is
         left alone.  The cache is off as well when malloc is not glibc's (an
         allocator such as tcmalloc or jemalloc, preloaded or linked in): such

@@ -29,6 +29,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include "ibmc_info.h"
+#include "ibmc_ipoib.h"
 
 #define GRH_BYTES 40            /* a UD receive starts with the global routing header */
 #define PROBE_BYTES 64
@@ -374,24 +375,29 @@ int info_mcast_check(const info_pick_t * pick, const char *group, double timeout
                m.group_str, (int) getpid());
     }
 
-    /* ibmc_mcast.c's local_ipv4: rdma_cm binds to the IPv4 address the GID
-     * maps */
-    if (memcmp(pick->gid, v4mapped, sizeof(v4mapped))) {
-        if (pick->link_layer == IBMC_LL_ETHERNET)
-            step_fail(&m, "source", "GID [%d] of %s port %d maps no IPv4 address, and ibmc's "
-                      "multicast channel binds rdma_cm to the IPv4 address of its GID (choose "
-                      "a RoCE v2 IPv4 GID with MPIR_CVAR_IBMC_GID_INDEX)", pick->gid_index,
-                      pick->dev_name, pick->port);
-        else
-            step_fail(&m, "source", "%s port %d is InfiniBand: its GID maps no IPv4 address, "
-                      "and ibmc's multicast channel binds rdma_cm to the IPv4 address of its "
-                      "GID, so it does not start on InfiniBand", pick->dev_name, pick->port);
-        printf("multicast check: FAILED: %s\n", m.failure);
-        return -1;
-    }
+    /* as ibmc_mcast.c's local_ipv4: rdma_cm binds to the IPv4 address of
+     * the port's IPoIB interface on InfiniBand, to the one the GID maps on
+     * RoCE */
     memset(&src, 0, sizeof(src));
     src.sin_family = AF_INET;
-    memcpy(&src.sin_addr, pick->gid + 12, 4);
+    if (pick->link_layer == IBMC_LL_INFINIBAND) {
+        if (ibmc_ipoib_ipv4(pick->gid, &src.sin_addr)) {
+            step_fail(&m, "source", "%s port %d is InfiniBand and has no IPoIB interface with "
+                      "an IPv4 address, which rdma_cm needs to join multicast groups",
+                      pick->dev_name, pick->port);
+            printf("multicast check: FAILED: %s\n", m.failure);
+            return -1;
+        }
+    } else if (memcmp(pick->gid, v4mapped, sizeof(v4mapped))) {
+        step_fail(&m, "source", "GID [%d] of %s port %d maps no IPv4 address, and ibmc's "
+                  "multicast channel binds rdma_cm to the IPv4 address of its GID (choose "
+                  "a RoCE v2 IPv4 GID with MPIR_CVAR_IBMC_GID_INDEX)", pick->gid_index,
+                  pick->dev_name, pick->port);
+        printf("multicast check: FAILED: %s\n", m.failure);
+        return -1;
+    } else {
+        memcpy(&src.sin_addr, pick->gid + 12, 4);
+    }
 
     double t0 = info_now();
     rc = setup_id(&m, pick, &src);
