@@ -6,7 +6,7 @@
 /* A process dies in the middle of a run of ibmc_node_rd allgathers.  Run
  * with MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ibmc_node_rd on pretend nodes,
  * each rank wrapped in a shell that outlives a killed rank, so that hydra
- * sees no process die and what ends the job is ibmc (test/fabric-suite.sh).
+ * sees no process die and what ends the job is ibmc (test/fabric/cases.txt).
  *
  *   allgather_peerdeath VICTIM
  *

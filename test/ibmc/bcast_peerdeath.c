@@ -6,7 +6,7 @@
 /* A member dies in the middle of a run of multicast broadcasts.  Run with
  * MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast, one rank per pretend node,
  * each rank wrapped in a shell that outlives a killed rank, so that hydra
- * sees no process die and what ends the job is ibmc (test/fabric-suite.sh).
+ * sees no process die and what ends the job is ibmc (test/fabric/cases.txt).
  *
  * After the channel is up, the last rank kills itself with SIGKILL and rank
  * 0 goes on broadcasting.  The root's window fills with packets the dead

@@ -6,10 +6,10 @@
 /* A peer dies: rank 1 kills itself with SIGKILL after the ranks have
  * connected, and rank 0 keeps sending to it.  Run under
  * `mpiexec -disable-auto-cleanup`, each rank wrapped in a shell, so that
- * hydra does not kill rank 0 first (test/fabric-suite.sh says why): the
+ * hydra does not kill rank 0 first (test/fabric/cases.txt says why): the
  * point is what ibmc does.  Rank 0 must not hang and must not report
  * success; it must abort with an error that names rank 1 and the verbs
- * completion status (test/fabric-suite.sh checks the message). */
+ * completion status (test/fabric/cases.txt checks the message). */
 
 #include <mpi.h>
 #include <signal.h>

@@ -21,7 +21,7 @@
  *     sender waits for credits at least once, and the receiver then grows
  *     its window (lends credits), all messages bit-exact;
  *   - one RC connection per rank: the only peer it used.
- * Run with 2 ranks and MPIR_CVAR_NUM_CLIQUES=2 (test/fabric-suite.sh). */
+ * Run with 2 ranks and MPIR_CVAR_NUM_CLIQUES=2 (test/fabric/cases.txt). */
 
 #define _DEFAULT_SOURCE /* usleep */
 #include <mpi.h>
