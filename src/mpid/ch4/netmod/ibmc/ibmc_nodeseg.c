@@ -319,7 +319,6 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     /* every member sees the same node map: no agreement needed for these */
     MPIR_ERR_CHKANDJUMP(plan(s, comm), mpi_errno, MPI_ERR_OTHER, "**nomem");
     if (s->nnodes < 2) {
-        s->one_node = 1;
         snprintf(s->why, sizeof(s->why), "all members are on one node");
         goto fn_exit;
     }

@@ -43,7 +43,6 @@ typedef struct MPIDI_IBMC_nodeseg {
     struct MPIDI_IBMC_nodeseg *next, *prev;     /* every live one, for MPI_Finalize */
     MPIR_Comm *comm;
     int ready;                  /* 0: every member falls back; why says why */
-    int one_node;               /* not ready because the communicator is inside one node */
     char why[160];
     int told;                   /* why was printed (MPIR_CVAR_IBMC_STATS) */
 
