@@ -19,7 +19,13 @@
  *             no eager RC packet sent during the counted loop, and the
  *             node leaders' RDMA writes per call as the plan says
  *             (nodes x log2(nodes) for a power of two of nodes);
- *   fallback  they were not used, and every call counted a fallback.
+ *   fallback  they were not used, and every call counted a fallback;
+ *   mcast     the segments were used and blocks went between nodes by
+ *             multicast (run with MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN at most
+ *             4096): each leader took part in one multicast broadcast per
+ *             node per call, and no RDMA write or flag was posted; with
+ *             MPIR_CVAR_IBMC_MCAST_FAULTS dropping packets, some broadcast
+ *             needed a recovery.
  * --watch-shm: a thread of rank 0 watches /dev/shm while communicators are
  * created and used, and checks that every ibmc segment it sees is mode 0600;
  * after MPI_Finalize, none is left.  --abort: rank 0 calls MPI_Abort after
@@ -276,21 +282,29 @@ int main(int argc, char **argv)
     /* the counted loop: nothing but allgathers between the two readings */
     int found, loops = 50;
     const char *names[] = { "ibmc_node_rd_allgathers", "ibmc_node_rd_writes",
-        "ibmc_node_rd_fallbacks", "ibmc_eager_pkts_sent", "ibmc_node_rd_flag_writes"
+        "ibmc_node_rd_fallbacks", "ibmc_eager_pkts_sent", "ibmc_node_rd_flag_writes",
+        "ibmc_node_rd_mcast_bcasts", "ibmc_mcast_pkts_sent"
     };
-    unsigned long long before[5], after[5], delta[5], sum[5];
+    enum { NCOUNT = sizeof(names) / sizeof(names[0]) };
+    unsigned long long before[NCOUNT], after[NCOUNT], delta[NCOUNT], sum[NCOUNT];
     MPI_Barrier(MPI_COMM_WORLD);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < NCOUNT; k++)
         before[k] = mpit_pvar_read(names[k], &found);
     for (int i = 0; i < loops; i++)
         check_bytes(MPI_COMM_WORLD, 9000 + i, 4096, 0, send, recv);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < NCOUNT; k++) {
         after[k] = mpit_pvar_read(names[k], &found);
         delta[k] = after[k] - before[k];
     }
-    MPI_Reduce(delta, sum, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(delta, sum, NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     unsigned long long eager_max;
     MPI_Reduce(&delta[3], &eager_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    /* with losses injected, the channel must have recovered some */
+    unsigned long long recoveries = mpit_pvar_read("ibmc_mcast_recoveries", &found), all_rec;
+    MPI_Reduce(&recoveries, &all_rec, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    const char *faults = getenv("MPIR_CVAR_IBMC_MCAST_FAULTS");
+    int lossy = faults && strstr(faults, "drop=") && !strstr(faults, "drop=0,");
 
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -301,15 +315,17 @@ int main(int argc, char **argv)
     MPI_Comm_free(&node);
 
     printf("allgather_node: rank %d: %llu allgathers, %llu writes, %llu flag writes, %llu "
-           "fallbacks, %llu eager packets in the counted loop\n", rank, delta[0], delta[1],
-           delta[4], delta[2], delta[3]);
+           "multicast broadcasts (%llu packets), %llu fallbacks, %llu eager packets in the "
+           "counted loop\n", rank, delta[0], delta[1], delta[4], delta[5], delta[6], delta[2],
+           delta[3]);
     fflush(stdout);
     if (rank == 0 && expect) {
         int want, want_flags;
         plan_writes(leaders, &want, &want_flags);
         printf("allgather_node: %d nodes: %.2f data and %.2f flag RDMA writes per call (plan: "
-               "%d and %d), %llu eager packets at most per rank\n", leaders,
-               (double) sum[1] / loops, (double) sum[4] / loops, want, want_flags, eager_max);
+               "%d and %d), %.2f node broadcasts by multicast per call, %llu eager packets at "
+               "most per rank\n", leaders, (double) sum[1] / loops, (double) sum[4] / loops,
+               want, want_flags, (double) sum[5] / loops, eager_max);
         if (!strcmp(expect, "segments")) {
             if (sum[0] != (unsigned long long) loops * size) {
                 fprintf(stderr, "allgather_node: FAIL: %llu calls counted, expected %d\n",
@@ -330,6 +346,32 @@ int main(int argc, char **argv)
             if (eager_max != 0) {
                 fprintf(stderr, "allgather_node: FAIL: %llu eager RC packets during the "
                         "counted allgathers\n", eager_max);
+                fails++;
+            }
+        } else if (!strcmp(expect, "mcast")) {
+            unsigned long long want_bc = (unsigned long long) leaders * leaders * loops;
+            if (sum[0] != (unsigned long long) loops * size || sum[2] != 0) {
+                fprintf(stderr, "allgather_node: FAIL: %llu calls counted (expected %d), %llu "
+                        "fallbacks\n", sum[0], loops * size, sum[2]);
+                fails++;
+            }
+            if (sum[5] != want_bc || sum[6] < (unsigned long long) leaders * loops) {
+                fprintf(stderr, "allgather_node: FAIL: %llu node broadcasts by multicast and "
+                        "%llu multicast packets in %d calls; expected %llu broadcasts (each "
+                        "of %d leaders takes part in one per node) and at least one packet "
+                        "per node per call\n", sum[5], sum[6], loops, want_bc, leaders);
+                fails++;
+            }
+            if (lossy && all_rec == 0) {
+                fprintf(stderr, "allgather_node: FAIL: losses were injected (%s) and no "
+                        "multicast broadcast needed a recovery\n", faults);
+                fails++;
+            }
+            printf("allgather_node: %llu multicast broadcasts recovered lost packets\n",
+                   all_rec);
+            if (sum[1] != 0 || sum[4] != 0) {
+                fprintf(stderr, "allgather_node: FAIL: %llu data and %llu flag RDMA writes by "
+                        "a call that moves blocks by multicast\n", sum[1], sum[4]);
                 fails++;
             }
         } else if (!strcmp(expect, "fallback")) {

@@ -56,6 +56,27 @@ cvars:
         while the next round is on the network.  false copies everything
         after the last round, to measure what the overlap gains.
 
+    - name        : MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN
+      category    : CH4_IBMC
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Bytes per rank from which the ibmc_node_rd allgather moves blocks
+        between nodes by hardware multicast instead of recursive doubling:
+        each node's leader broadcasts its node's blocks once over the
+        communicator's multicast channel (the one MPIR_CVAR_IBMC_MCAST
+        controls, with its loss recovery), straight into every other node's
+        segment (concurrent broadcasting, seed 003 section 4.3.3).  That
+        sends each node's data once, where recursive doubling sends it
+        log2(nodes) times, at the price of nodes-1 broadcasts received one
+        after the other.  0, the default, never does; doc/benchmarks.md
+        has the measurements behind that default.  When the channel cannot
+        serve the communicator, the calls go back to recursive doubling.
+        All processes must agree.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -289,31 +310,45 @@ static int copy_in(char *dst, const side_t * sd, MPI_Aint off, size_t len)
     return mpi_errno;
 }
 
+/* One piece of a call: bytes [off, off + len) of every rank's block, in
+ * the segment half `data`, flagged and marked with `seq`. */
+typedef struct {
+    uint64_t seq;
+    char *data;
+    MPI_Aint off;
+    size_t len;
+    int whole;                  /* the piece is the whole blocks */
+    int skip;                   /* a rank whose block is in place already (MPI_IN_PLACE), or -1 */
+    const side_t *rv;
+} piece_t;
+
 /* Blocks at positions [first, first + count) of the segment's piece out to
- * the receive buffer; `skip` is a rank whose block is already in place. */
-static int copy_out(MPIDI_IBMC_nodeseg_t * s, const char *data, size_t len, MPI_Aint off,
-                    int whole, const side_t * rv, ibmc_noderd_range_t g, int skip)
+ * the receive buffer. */
+static int copy_out(MPIDI_IBMC_nodeseg_t * s, const piece_t * pc, ibmc_noderd_range_t g)
 {
     int mpi_errno = MPI_SUCCESS;
+    const side_t *rv = pc->rv;
+    size_t len = pc->len;
     int end = g.first + g.count;
     for (int pos = g.first; pos < end;) {
         int r = s->lay.pos_rank[pos];
         /* whole blocks of consecutive ranks are one copy into a contiguous buffer */
-        int run = rv->contig && whole ? ibmc_noderd_run(&s->lay, pos, end - pos) : 1;
-        if (skip >= r && skip < r + run)
-            run = skip - r;
+        int run = rv->contig && pc->whole ? ibmc_noderd_run(&s->lay, pos, end - pos) : 1;
+        if (pc->skip >= r && pc->skip < r + run)
+            run = pc->skip - r;
         if (run == 0) {
             pos++;
             continue;
         }
-        const char *src = data + (size_t) pos * len;
+        const char *src = pc->data + (size_t) pos * len;
         if (rv->contig) {
-            memcpy(rv->buf + rv->lb + (MPI_Aint) r * rv->stride + off, src, (size_t) run * len);
+            memcpy(rv->buf + rv->lb + (MPI_Aint) r * rv->stride + pc->off, src,
+                   (size_t) run * len);
         } else {
             MPI_Aint done;
             mpi_errno = MPIR_Typerep_unpack(src, (MPI_Aint) len,
                                             rv->buf + (MPI_Aint) r * rv->stride, rv->count,
-                                            rv->type, off, &done);
+                                            rv->type, pc->off, &done);
             MPIR_ERR_CHECK(mpi_errno);
             if (done != (MPI_Aint) len)
                 MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_INTERN, "**ibmc_pack", "**ibmc_pack %d %d",
@@ -326,43 +361,32 @@ static int copy_out(MPIDI_IBMC_nodeseg_t * s, const char *data, size_t len, MPI_
     return mpi_errno;
 }
 
-/* One piece: bytes [off, off + len) of every rank's block. */
-static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const side_t * sd,
-                     const side_t * rv, int in_place, MPI_Aint off, size_t len, int whole)
+/* The rounds of recursive doubling (ibmc_noderd.h) of one piece. */
+static int blocks_by_rdma(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const piece_t * pc)
 {
     int mpi_errno = MPI_SUCCESS;
-    uint64_t seq = ++s->seq;
-    char *data = s->base + (seq & 1) * s->half;
     int leader = s->my_local == 0, overlap = MPIR_CVAR_IBMC_NODE_RD_OVERLAP;
-    int skip = in_place ? s->rank : -1;
     ibmc_noderd_range_t pending[1 + 2 * IBMC_NODERD_MAX_ROUNDS];
     int npending = 0;
 
-    mpi_errno = copy_in(data + (size_t) s->lay.rank_pos[s->rank] * len, sd, off, len);
-    MPIR_ERR_CHECK(mpi_errno);
-    __atomic_store_n(MPIDI_IBMC_nodeseg_mark(s, s->my_local), seq, __ATOMIC_RELEASE);
-    for (int i = 0; i < s->local_n; i++) {
-        mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_mark(s, i), seq, i, -1);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
     pending[npending].first = s->lay.node_first[s->my_node];
     pending[npending++].count = s->local_n;
 
     for (int r = 0; r < s->nrounds; r++) {
         const ibmc_noderd_round_t *rd = &s->rounds[r];
         if (leader && rd->to >= 0) {
-            mpi_errno = post_round(st, s, r, data, len, seq);
+            mpi_errno = post_round(st, s, r, pc->data, pc->len, pc->seq);
             MPIR_ERR_CHECK(mpi_errno);
         }
         if (overlap) {
             for (int i = 0; i < npending; i++) {
-                mpi_errno = copy_out(s, data, len, off, whole, rv, pending[i], skip);
+                mpi_errno = copy_out(s, pc, pending[i]);
                 MPIR_ERR_CHECK(mpi_errno);
             }
             npending = 0;
         }
         if (rd->from >= 0) {
-            mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_flag(s, r), seq, leader ? -1 : 0,
+            mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_flag(s, r), pc->seq, leader ? -1 : 0,
                                  leader ? r : -1);
             MPIR_ERR_CHECK(mpi_errno);
             for (int i = 0; i < rd->nrecv; i++)
@@ -370,7 +394,7 @@ static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const si
         }
     }
     for (int i = 0; i < npending; i++) {
-        mpi_errno = copy_out(s, data, len, off, whole, rv, pending[i], skip);
+        mpi_errno = copy_out(s, pc, pending[i]);
         MPIR_ERR_CHECK(mpi_errno);
     }
     /* the source of this piece's writes is reused two pieces on, and a
@@ -379,6 +403,96 @@ static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const si
         mpi_errno = writes_done(s);
         MPIR_ERR_CHECK(mpi_errno);
     }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* One piece by multicast (MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN; seed 003
+ * §4.3.3, concurrent broadcasting): the leaders broadcast node 0's blocks,
+ * then node 1's, and so on, each from its own node's leader over the
+ * leaders' multicast channel, which delivers them straight into the
+ * segment's half at their place.  The leader counts the nodes done in the
+ * multicast line, as call * (nodes + 1) + done, a value that only grows;
+ * the node's processes copy each node's blocks out as it lands (or all at
+ * the end without overlap).
+ *
+ * Reusing the half two calls on is safe for the same reason as with
+ * RDMA writes: a leader takes part in the broadcasts of call c only once
+ * every process of its node has entered call c, so finished copying out
+ * of call c-2, and the channel writes into a receiver's buffer only while
+ * that receiver's leader is inside the broadcast.
+ *
+ * Should the channel decline the leaders' communicator (its set-up failed:
+ * every leader gets that same answer), this call moves the nodes' blocks
+ * with MPICH's binomial broadcast among the leaders instead and the leader
+ * tells its node, so that all members go back to recursive doubling from
+ * the next call on. */
+static int blocks_by_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const piece_t * pc)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int leader = s->my_local == 0, overlap = MPIR_CVAR_IBMC_NODE_RD_OVERLAP;
+    volatile uint64_t *line = MPIDI_IBMC_nodeseg_mcast_line(s);
+    uint64_t base = pc->seq * (uint64_t) (s->nnodes + 1);
+    int copied = 0;             /* nodes [0, copied) are in the receive buffer */
+
+    for (int done = 0; done < s->nnodes;) {
+        if (leader) {
+            ibmc_noderd_range_t g = { s->lay.node_first[done], s->lay.node_count[done] };
+            char *p = pc->data + (size_t) g.first * pc->len;
+            MPI_Aint n = (MPI_Aint) ((size_t) g.count * pc->len);
+            int used = 0;
+            if (!s->mcast_declined) {
+                mpi_errno = MPIDI_IBMC_mcast_bcast(p, n, done, s->leaders, &used);
+                MPIR_ERR_CHECK(mpi_errno);
+                s->mcast_declined = !used;
+            }
+            if (used) {
+                COUNT(node_rd_mcast_bcasts, 1);
+            } else {
+                MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+                mpi_errno = MPIR_Bcast_intra_binomial(p, n, MPI_BYTE, done, s->leaders, &errflag);
+                MPIR_ERR_CHECK(mpi_errno);
+                MPIR_ERR_CHKANDJUMP(errflag, mpi_errno, MPI_ERR_OTHER, "**coll_fail");
+            }
+            done++;
+            if (done == s->nnodes && s->mcast_declined)
+                line[1] = 1;
+            __atomic_store_n(&line[0], base + (uint64_t) done, __ATOMIC_RELEASE);
+        } else {
+            mpi_errno = wait_for(st, s, &line[0], base + (uint64_t) done + 1, 0, -1);
+            MPIR_ERR_CHECK(mpi_errno);
+            done = (int) (__atomic_load_n(&line[0], __ATOMIC_ACQUIRE) - base);
+        }
+        if (overlap || done == s->nnodes) {
+            for (; copied < done; copied++) {
+                ibmc_noderd_range_t g = { s->lay.node_first[copied], s->lay.node_count[copied] };
+                mpi_errno = copy_out(s, pc, g);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+    }
+    if (!leader && line[1])
+        s->mcast_declined = 1;
+  fn_fail:
+    return mpi_errno;
+}
+
+/* One piece: every process copies its block in and marks its line, waits
+ * for every local process's mark, then the blocks cross the network. */
+static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const side_t * sd,
+                     piece_t * pc, int by_mcast)
+{
+    pc->seq = ++s->seq;
+    pc->data = s->base + (pc->seq & 1) * s->half;
+    int mpi_errno = copy_in(pc->data + (size_t) s->lay.rank_pos[s->rank] * pc->len, sd, pc->off,
+                            pc->len);
+    MPIR_ERR_CHECK(mpi_errno);
+    __atomic_store_n(MPIDI_IBMC_nodeseg_mark(s, s->my_local), pc->seq, __ATOMIC_RELEASE);
+    for (int i = 0; i < s->local_n; i++) {
+        mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_mark(s, i), pc->seq, i, -1);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = by_mcast ? blocks_by_mcast(st, s, pc) : blocks_by_rdma(st, s, pc);
   fn_fail:
     return mpi_errno;
 }
@@ -449,9 +563,31 @@ int MPIDI_IBMC_node_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
     } else {
         side_init(&sd, sendbuf, sendcount, sendtype);
     }
+    /* by multicast: every member decides alike, from the same sizes, the
+     * same CVARs and the same (told) answer of the channel */
+    int by_mcast = MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN > 0 &&
+        bytes >= (size_t) MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN && MPIR_CVAR_IBMC_MCAST &&
+        s->mcast_ok && !s->mcast_declined;
+    if (by_mcast && MPIR_CVAR_IBMC_MCAST_MAX_BYTES > 0) {
+        /* a node's blocks of a piece go in one broadcast, which the
+         * channel takes up to MPIR_CVAR_IBMC_MCAST_MAX_BYTES */
+        int most = 0;
+        for (int k = 0; k < s->nnodes; k++)
+            most = MPL_MAX(most, s->lay.node_count[k]);
+        size_t fits = ((size_t) MPIR_CVAR_IBMC_MCAST_MAX_BYTES / (size_t) most) & ~(size_t) 63;
+        if (fits == 0)
+            by_mcast = 0;
+        else if (fits < piece)
+            piece = fits;
+    }
     for (size_t off = 0; off < bytes; off += piece) {
-        mpi_errno = run_piece(st, s, &sd, &rv, in_place, (MPI_Aint) off,
-                              MPL_MIN(piece, bytes - off), piece == bytes);
+        piece_t pc = { 0 };
+        pc.off = (MPI_Aint) off;
+        pc.len = MPL_MIN(piece, bytes - off);
+        pc.whole = piece == bytes;
+        pc.skip = in_place ? s->rank : -1;
+        pc.rv = &rv;
+        mpi_errno = run_piece(st, s, &sd, &pc, by_mcast && !s->mcast_declined);
         MPIR_ERR_CHECK(mpi_errno);
     }
     COUNT(node_rd_allgathers, 1);

@@ -78,6 +78,11 @@ int MPIDI_IBMC_nodeseg_check_cvars(void)
                                     MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
                                     "MPIR_CVAR_IBMC_NODE_SEG_SIZE", v,
                                     "it must be from 65536 to 1073741824");
+    if (MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN < 0)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                                    "MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN",
+                                    MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN, "it must be 0 or more");
     return MPI_SUCCESS;
 }
 
@@ -97,7 +102,7 @@ size_t MPIDI_IBMC_nodeseg_half_for(size_t bytes, int nranks, size_t cap, size_t 
 
 static size_t map_size(size_t half, int local_n)
 {
-    return page_round(2 * half + 2 * IBMC_NODERD_MAX_ROUNDS * IBMC_NODESEG_LINE +
+    return page_round(2 * half + (2 * IBMC_NODERD_MAX_ROUNDS + 1) * IBMC_NODESEG_LINE +
                       (size_t) local_n * IBMC_NODESEG_LINE);
 }
 
@@ -237,6 +242,22 @@ static int plan(MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
         s->targets[k].world = world_of(comm, s->lay.pos_rank[s->lay.node_first[k]]);
     }
     s->nrounds = ibmc_noderd_rounds(&s->lay, s->my_node, s->rounds);
+
+    /* The leaders' communicator for moving blocks by multicast: the
+     * communicator itself when each node has one process; otherwise MPICH's
+     * node_roots_comm, if MPICH's node numbering (by lowest rank, from the
+     * CH4 node map) is this plan's, which every member checks alike. */
+    if (s->nnodes == n) {
+        s->mcast_ok = 1;
+        s->leaders = comm;
+    } else if (comm->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__PARENT && comm->internode_table) {
+        s->mcast_ok = 1;
+        for (int r = 0; r < n; r++)
+            if (comm->internode_table[r] != of[r])
+                s->mcast_ok = 0;
+        /* then its rank j is node j's leader */
+        s->leaders = s->mcast_ok && s->my_local == 0 ? comm->node_roots_comm : NULL;
+    }
     rc = 0;
   done:
     MPL_free(id);

@@ -13,6 +13,7 @@
  *
  *   [ half 0 | half 1 | arrival flags (one line per round) |
  *     flag sources and the probe slot (the leader's) |
+ *     the multicast line (the leader's progress in a call by multicast) |
  *     one line per local process: its copy-in mark, pid and world rank ]
  *
  * Calls alternate halves, which is what lets a node write into its partner
@@ -61,6 +62,14 @@ typedef struct MPIDI_IBMC_nodeseg {
     size_t map_size;
     struct ibv_mr *mr;          /* this process's registration of the whole segment */
     uint64_t seq;               /* calls so far: the value flags and marks take */
+
+    /* Moving blocks by multicast (MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN): every
+     * member knows whether it may (mcast_ok: the leaders form a
+     * communicator whose rank j leads node j, `leaders`, which only the
+     * leaders hold), and stops when the channel declined it (every leader
+     * learns that alike and tells its node through the multicast line). */
+    int mcast_ok, mcast_declined;
+    MPIR_Comm *leaders;
     int writes_inflight;        /* the leader's RDMA writes and probes not yet completed */
 } MPIDI_IBMC_nodeseg_t;
 
@@ -94,11 +103,20 @@ static inline uint64_t *MPIDI_IBMC_nodeseg_probe_slot(MPIDI_IBMC_nodeseg_t * s)
     return MPIDI_IBMC_nodeseg_flag_src(s, IBMC_NODERD_MAX_ROUNDS);
 }
 
+/* The multicast line: [0] how many nodes' blocks the leader has in the
+ * segment in this call (see ibmc_node_allgather.c), [1] 1 once the channel
+ * declined. */
+static inline volatile uint64_t *MPIDI_IBMC_nodeseg_mcast_line(MPIDI_IBMC_nodeseg_t * s)
+{
+    return (volatile uint64_t *) (s->base + 2 * s->half +
+                                  2 * IBMC_NODERD_MAX_ROUNDS * IBMC_NODESEG_LINE);
+}
+
 /* A local process's line: [0] its mark, [1] its pid, [2] its world rank. */
 static inline volatile uint64_t *MPIDI_IBMC_nodeseg_mark(MPIDI_IBMC_nodeseg_t * s, int local)
 {
     return (volatile uint64_t *) (s->base + 2 * s->half +
-                                  2 * IBMC_NODERD_MAX_ROUNDS * IBMC_NODESEG_LINE +
+                                  (2 * IBMC_NODERD_MAX_ROUNDS + 1) * IBMC_NODESEG_LINE +
                                   (size_t) local * IBMC_NODESEG_LINE);
 }
 

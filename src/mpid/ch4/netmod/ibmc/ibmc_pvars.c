@@ -113,6 +113,10 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(node_rd_copies,
               "Copies between this process's buffers and its node's segment (one in, and one "
               "out per run of blocks).");
+    IBMC_PVAR(node_rd_mcast_bcasts,
+              "Broadcasts of one node's blocks over the multicast channel by ibmc_node_rd "
+              "(MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN), counted by each node's leader, as root "
+              "or receiver: the number of nodes per call.");
     IBMC_PVAR(node_rd_fallbacks,
               "MPI_Allgather calls that asked for ibmc_node_rd and ran a stock algorithm "
               "instead (MPIR_CVAR_IBMC_STATS prints why).");

@@ -53,6 +53,7 @@ typedef struct {
     unsigned long long node_rd_write_bytes;
     unsigned long long node_rd_flag_writes;     /* RDMA writes of arrival flags */
     unsigned long long node_rd_copies;  /* copies into and out of the own node's segment */
+    unsigned long long node_rd_mcast_bcasts;    /* nodes' blocks a leader moved by multicast */
     unsigned long long node_rd_fallbacks;       /* calls that ran a stock algorithm instead */
 } MPIDI_IBMC_pvars_t;
 
