@@ -12,7 +12,8 @@
 # $IBMC_CACHE/install/ibmc-default), REPS, LAYOUTS (ranks:pretend nodes),
 # ITERS (timed calls per size, halved from 64 KiB on), MAX (largest size per
 # process), ALGOS (default "ibmc_node_rd ibmc_node_rd:nooverlap
-# recursive_doubling brucks ring auto ofi"; ofi is stock MPICH 4.0.2 with
+# recursive_doubling brucks ring auto ofi"; ibmc_node_rd:mcast moves blocks
+# between nodes by multicast, MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN=1; ofi is stock MPICH 4.0.2 with
 # ch4:ofi, libfabric's verbs;ofi_rxm, its default algorithm, from OFI_PREFIX,
 # default $IBMC_CACHE/install/stock-ofi made by maint/build-stock-ofi, and
 # left out with a note when that is not installed).
@@ -49,8 +50,11 @@ for rep in $(seq 1 "$REPS"); do
     for layout in $LAYOUTS; do
         np=${layout%%:*} nodes=${layout##*:}
         for algo in $ALGOS; do
-            overlap=1 name=$algo
-            case $algo in *:nooverlap) algo=${algo%%:*} overlap=0 ;; esac
+            overlap=1 mcast_min=0 name=$algo
+            case $algo in
+                *:nooverlap) algo=${algo%%:*} overlap=0 ;;
+                *:mcast) algo=${algo%%:*} mcast_min=1 ;;
+            esac
             log=$out/$name-$np-$nodes-$rep.log
             if [ "$algo" = ofi ]; then
                 if [ ! -x "$top/_build/bench/ibmc_allgather_bench-ofi" ]; then
@@ -63,6 +67,7 @@ for rep in $(seq 1 "$REPS"); do
                     echo "allgather-compare: ofi $np:$nodes rep $rep failed (see $log)" >&2
             else
                 MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$algo MPIR_CVAR_IBMC_NODE_RD_OVERLAP=$overlap \
+                    MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN=$mcast_min \
                     MPIR_CVAR_NUM_CLIQUES=$nodes timeout 1800 mpiexec -n "$np" "$bin" "$MAX" "$ITERS" \
                     > "$log" 2>&1 || echo "allgather-compare: $name $np:$nodes rep $rep failed (see $log)" >&2
             fi
