@@ -18,17 +18,14 @@
 # default $IBMC_CACHE/install/stock-ofi made by maint/build-stock-ofi, and
 # left out with a note when that is not installed).
 set -uo pipefail
-here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-top=$(dirname "$here")
-home=$(getent passwd "$(id -un)" | cut -d: -f6)
-cache=${IBMC_CACHE:-${home:-/tmp}/.cache/ibmc}
-prefix=${IBMC_PREFIX:-$cache/install/ibmc-default}
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+bench_paths
 REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-100} MAX=${MAX:-1048576}
 ALGOS=${ALGOS:-"ibmc_node_rd ibmc_node_rd:nooverlap recursive_doubling brucks ring auto ofi"}
 ofi=${OFI_PREFIX-$cache/install/stock-ofi}
 out=${ALLGATHER_BENCH_OUT:-$top/_build/bench/allgather-$(date +%Y%m%d-%H%M%S)}
 
-if [ -z "${IBMC_IN_VM:-}" ] && ! compgen -G '/sys/class/infiniband/*' >/dev/null; then
+if bench_needs_vm; then
     mkdir -p "$out" "$top/_build/bench"
     "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_allgather_bench" \
         "$here/ibmc_allgather_bench.c" || exit 1
@@ -44,8 +41,7 @@ mkdir -p "$out"
 bin=$top/_build/bench/ibmc_allgather_bench
 [ -x "$bin" ] || "$prefix/bin/mpicc" -O2 -Wall -o "$bin" "$here/ibmc_allgather_bench.c" || exit 1
 export PATH=$prefix/bin:$PATH
-{ echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, $(uname -r), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-  echo "# devices: $(ls /sys/class/infiniband 2>/dev/null | xargs), prefix $prefix"; } > "$out/conditions.txt"
+bench_conditions "$out/conditions.txt"
 for rep in $(seq 1 "$REPS"); do
     for layout in $LAYOUTS; do
         np=${layout%%:*} nodes=${layout##*:}

@@ -13,16 +13,13 @@
 # ITERS (broadcasts per size and test), MAX (largest size), SKEW (µs, 400),
 # TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto").
 set -uo pipefail
-here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-top=$(dirname "$here")
-home=$(getent passwd "$(id -un)" | cut -d: -f6)
-cache=${IBMC_CACHE:-${home:-/tmp}/.cache/ibmc}
-prefix=${IBMC_PREFIX:-$cache/install/ibmc-default}
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+bench_paths
 REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-50} MAX=${MAX:-65536} SKEW=${SKEW:-400}
 TESTS=${TESTS:-"latency rate skew"} ALGOS=${ALGOS:-"ibmc_mcast binomial auto"}
 out=${BCAST_BENCH_OUT:-$top/_build/bench/bcast-$(date +%Y%m%d-%H%M%S)}
 
-if [ -z "${IBMC_IN_VM:-}" ] && ! compgen -G '/sys/class/infiniband/*' >/dev/null; then
+if bench_needs_vm; then
     mkdir -p "$out" "$top/_build/bench"
     "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_bcast_bench" "$here/ibmc_bcast_bench.c" || exit 1
     # the VM passes only some of the environment on: name the settings
@@ -34,6 +31,7 @@ mkdir -p "$out"
 bin=$top/_build/bench/ibmc_bcast_bench
 [ -x "$bin" ] || "$prefix/bin/mpicc" -O2 -Wall -o "$bin" "$here/ibmc_bcast_bench.c" || exit 1
 export PATH=$prefix/bin:$PATH
+bench_conditions "$out/conditions.txt" "skew $SKEW (us, the most a receiver is delayed in the skew test)"
 for rep in $(seq 1 "$REPS"); do
     for layout in $LAYOUTS; do
         np=${layout%%:*} nodes=${layout##*:}
