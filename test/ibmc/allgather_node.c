@@ -20,6 +20,11 @@
  *             node leaders' RDMA writes per call as the plan says
  *             (nodes x log2(nodes) for a power of two of nodes);
  *   fallback  they were not used, and every call counted a fallback;
+ *   shared    the segments were used with every round shared (run with
+ *             MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN=1, equal processes per node
+ *             for the flag count): each of the min(processes, 8) sharers of
+ *             a node wrote one flag per round, at least the plan's data
+ *             writes, no eager RC packet;
  *   mcast     the segments were used and blocks went between nodes by
  *             multicast (run with MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN at most
  *             4096): each leader took part in one multicast broadcast per
@@ -346,6 +351,25 @@ int main(int argc, char **argv)
             if (eager_max != 0) {
                 fprintf(stderr, "allgather_node: FAIL: %llu eager RC packets during the "
                         "counted allgathers\n", eager_max);
+                fails++;
+            }
+        } else if (!strcmp(expect, "shared")) {
+            int ppn = size / leaders, sharers = ppn < 8 ? ppn : 8;
+            if (sum[0] != (unsigned long long) loops * size || sum[2] != 0) {
+                fprintf(stderr, "allgather_node: FAIL: %llu calls counted (expected %d), %llu "
+                        "fallbacks\n", sum[0], loops * size, sum[2]);
+                fails++;
+            }
+            if (size % leaders == 0 &&
+                sum[4] != (unsigned long long) want_flags * sharers * loops) {
+                fprintf(stderr, "allgather_node: FAIL: %llu flag writes in %d calls; %d sharers "
+                        "per node make %d per call\n", sum[4], loops, sharers,
+                        want_flags * sharers);
+                fails++;
+            }
+            if (sum[1] < (unsigned long long) want * loops || eager_max != 0) {
+                fprintf(stderr, "allgather_node: FAIL: %llu data writes (the plan makes at least "
+                        "%d per call), %llu eager RC packets\n", sum[1], want, eager_max);
                 fails++;
             }
         } else if (!strcmp(expect, "mcast")) {

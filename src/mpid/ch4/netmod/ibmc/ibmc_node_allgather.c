@@ -14,12 +14,14 @@
  *      holds straight into the partner node's segment (two in the last round
  *      of a node count that is not a power of two), then an 8-byte RDMA
  *      write of the call's sequence number into the partner's flag for that
- *      round; every local process polls the flag.  That the flag's write is
- *      placed in memory after the data's rests on the HCA executing an RC
- *      queue pair's RDMA writes in order without relaxed ordering (none is
- *      asked for here), which mlx5 and rxe do and seed 001 relies on too;
- *      the InfiniBand specification promises the order of execution, not of
- *      placement;
+ *      round; every local process polls the flag.  A round of at least
+ *      MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN bytes is written by up to 8
+ *      processes of the node instead, each a part of it and then its own
+ *      slot of the flag line.  That a flag's write is placed in memory
+ *      after the data's rests on the HCA executing an RC queue pair's RDMA
+ *      writes in order without relaxed ordering (none is asked for here),
+ *      which mlx5 and rxe do and seed 001 relies on too; the InfiniBand
+ *      specification promises the order of execution, not of placement;
  *   2. every process copies blocks out to its receive buffer as their round
  *      completes, while the leader's next round is on the wire (seed 001 §4,
  *      "overlap"; MPIR_CVAR_IBMC_NODE_RD_OVERLAP=false copies at the end).
@@ -55,6 +57,24 @@ cvars:
         round brought into its node's segment out to its receive buffer
         while the next round is on the network.  false copies everything
         after the last round, to measure what the overlap gains.
+
+    - name        : MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN
+      category    : CH4_IBMC
+      type        : int
+      default     : 8192
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Bytes of one round of the ibmc_node_rd allgather (the blocks one node
+        writes into another in one step) from which every process of the
+        node, up to 8, writes a part of them from its own registration of
+        the segment, instead of the node's leader writing all of it (seed
+        001's design).  0: the leader always writes alone.  The default
+        comes from the Soft-RoCE measurements in doc/benchmarks.md, where
+        sharing halved the time of rounds from 8 KiB; on an HCA that copies
+        by DMA, measure with bench/experiments/node-rd-shared.sh.  All
+        processes must agree.
 
     - name        : MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN
       category    : CH4_IBMC
@@ -146,14 +166,15 @@ static int local_gone(MPIDI_IBMC_nodeseg_t * s, int local)
     return 1;
 }
 
-/* An RDMA read of a word the partner's leader keeps registered until its
- * MPI_Finalize: it fails, naming the partner, if the partner is gone, where
- * waiting for its flag would wait forever.  (Not of its segment, which it
- * may free as soon as this process's flag wait is over.) */
-static int probe_partner(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r)
+/* An RDMA read of a word the writer (the partner's leader, or a process
+ * sharing its writes) keeps registered until its MPI_Finalize: it fails,
+ * naming the writer, if the writer is gone, where waiting for its flag
+ * would wait forever.  (Not of its segment, which it may free as soon as
+ * this process's flag wait is over.) */
+static int probe_partner(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s,
+                         MPIDI_IBMC_nodeseg_target_t * t)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_IBMC_nodeseg_target_t *t = &s->targets[s->rounds[r].from];
     MPIDI_IBMC_conn_t *conn = &st->conns[t->world];
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     if (conn->sq_inflight < st->sq_depth) {
@@ -185,11 +206,11 @@ static int probe_partner(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int 
 
 /* Progress while waiting for memory that another process or the HCA writes
  * to reach seq.  A wait that lasts checks, once a second, on whoever it
- * waits for: the local process `local` by its pid, or the partner node of
- * round `round` by an RDMA read; a process that died mid-call then ends
+ * waits for: the local process `local` by its pid, or the writer `writer`
+ * on another node by an RDMA read; a process that died mid-call then ends
  * the call with an error naming it instead of a hang. */
 static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile uint64_t * p,
-                    uint64_t seq, int local, int round)
+                    uint64_t seq, int local, MPIDI_IBMC_nodeseg_target_t * writer)
 {
     int mpi_errno = MPI_SUCCESS;
     double check_at = 0;
@@ -208,8 +229,8 @@ static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile 
                 MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**ibmc_node_peer",
                                      "**ibmc_node_peer %d",
                                      (int) MPIDI_IBMC_nodeseg_mark(s, local)[2]);
-            if (round >= 0) {
-                mpi_errno = probe_partner(st, s, round);
+            if (writer) {
+                mpi_errno = probe_partner(st, s, writer);
                 MPIR_ERR_CHECK(mpi_errno);
             }
         }
@@ -218,7 +239,19 @@ static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile 
     return mpi_errno;
 }
 
-/* The leader's writes of round r into the partner's segment, then its flag. */
+/* Bytes a round's ranges hold. */
+static size_t round_bytes(const ibmc_noderd_range_t * g, int n, size_t len)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (size_t) g[i].count * len;
+    return total;
+}
+
+/* This process's writes of round r into the partner's segment, then its
+ * flag: all of the round's ranges from the leader, or, in a shared round
+ * (MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN), sharer k's k-th part of their bytes
+ * into slot k of the flag line. */
 static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, char *data,
                       size_t len, uint64_t seq)
 {
@@ -229,7 +262,23 @@ static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, 
     size_t half_off = (seq & 1) * s->half;
     struct ibv_sge sge[3];
     struct ibv_send_wr wr[3], *bad;
-    int n = rd->nsend + 1;
+    /* this process's share of the round's bytes, in the order of its ranges */
+    size_t total = round_bytes(rd->send, rd->nsend, len);
+    int k = s->my_local, nk = MPIDI_IBMC_nodeseg_sharers(s, s->my_node, total);
+    size_t from = total * (size_t) k / (size_t) nk, to = total * (size_t) (k + 1) / (size_t) nk;
+    size_t piece_off[2], piece_len[2];
+    int npieces = 0;
+    size_t at = 0;
+    for (int i = 0; i < rd->nsend; i++) {
+        size_t off = (size_t) rd->send[i].first * len, n = (size_t) rd->send[i].count * len;
+        size_t lo = MPL_MAX(from, at), hi = MPL_MIN(to, at + n);
+        if (lo < hi) {
+            piece_off[npieces] = off + (lo - at);
+            piece_len[npieces++] = hi - lo;
+        }
+        at += n;
+    }
+    int n = npieces + 1;
 
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     while (conn->sq_inflight + n > st->sq_depth) {
@@ -240,10 +289,10 @@ static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, 
     }
     memset(wr, 0, sizeof(wr));
     for (int i = 0; i < n; i++) {
-        if (i < rd->nsend) {
-            size_t off = (size_t) rd->send[i].first * len;
+        if (i < npieces) {
+            size_t off = piece_off[i];
             sge[i].addr = (uintptr_t) (data + off);
-            sge[i].length = (uint32_t) ((size_t) rd->send[i].count * len);
+            sge[i].length = (uint32_t) piece_len[i];
             wr[i].wr.rdma.remote_addr = t->addr + half_off + off;
             MPIDI_IBMC_pvars.node_rd_writes++;
             MPIDI_IBMC_pvars.node_rd_write_bytes += sge[i].length;
@@ -252,7 +301,8 @@ static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, 
             *src = seq;
             sge[i].addr = (uintptr_t) src;
             sge[i].length = sizeof(uint64_t);
-            wr[i].wr.rdma.remote_addr = t->addr + MPIDI_IBMC_nodeseg_flag_offset(s->half, r);
+            wr[i].wr.rdma.remote_addr = t->addr + MPIDI_IBMC_nodeseg_flag_offset(s->half, r) +
+                (size_t) k *sizeof(uint64_t);
             MPIDI_IBMC_pvars.node_rd_flag_writes++;
         }
         sge[i].lkey = s->mr->lkey;
@@ -374,7 +424,10 @@ static int blocks_by_rdma(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, con
 
     for (int r = 0; r < s->nrounds; r++) {
         const ibmc_noderd_round_t *rd = &s->rounds[r];
-        if (leader && rd->to >= 0) {
+        if (rd->to >= 0 && s->my_local < MPIDI_IBMC_nodeseg_sharers(s, s->my_node,
+                                                                    round_bytes(rd->send,
+                                                                                rd->nsend,
+                                                                                pc->len))) {
             mpi_errno = post_round(st, s, r, pc->data, pc->len, pc->seq);
             MPIR_ERR_CHECK(mpi_errno);
         }
@@ -386,9 +439,17 @@ static int blocks_by_rdma(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, con
             npending = 0;
         }
         if (rd->from >= 0) {
-            mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_flag(s, r), pc->seq, leader ? -1 : 0,
-                                 leader ? r : -1);
-            MPIR_ERR_CHECK(mpi_errno);
+            int nk = MPIDI_IBMC_nodeseg_sharers(s, rd->from,
+                                                round_bytes(rd->recv, rd->nrecv, pc->len));
+            for (int k = 0; k < nk; k++) {
+                /* the leader checks on the writer, the others on the leader */
+                MPIDI_IBMC_nodeseg_target_t *writer = !leader ? NULL : nk == 1 ?
+                    &s->targets[rd->from] :
+                    &s->members[s->lay.pos_rank[s->lay.node_first[rd->from] + k]];
+                mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_flag(s, r) + k, pc->seq,
+                                     leader ? -1 : 0, writer);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
             for (int i = 0; i < rd->nrecv; i++)
                 pending[npending++] = rd->recv[i];
         }
@@ -399,10 +460,7 @@ static int blocks_by_rdma(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, con
     }
     /* the source of this piece's writes is reused two pieces on, and a
      * failed write must be reported by the call that made it */
-    if (leader) {
-        mpi_errno = writes_done(s);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    mpi_errno = writes_done(s);
   fn_fail:
     return mpi_errno;
 }
@@ -459,7 +517,7 @@ static int blocks_by_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, co
                 line[1] = 1;
             __atomic_store_n(&line[0], base + (uint64_t) done, __ATOMIC_RELEASE);
         } else {
-            mpi_errno = wait_for(st, s, &line[0], base + (uint64_t) done + 1, 0, -1);
+            mpi_errno = wait_for(st, s, &line[0], base + (uint64_t) done + 1, 0, NULL);
             MPIR_ERR_CHECK(mpi_errno);
             done = (int) (__atomic_load_n(&line[0], __ATOMIC_ACQUIRE) - base);
         }
@@ -489,7 +547,7 @@ static int run_piece(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, const si
     MPIR_ERR_CHECK(mpi_errno);
     __atomic_store_n(MPIDI_IBMC_nodeseg_mark(s, s->my_local), pc->seq, __ATOMIC_RELEASE);
     for (int i = 0; i < s->local_n; i++) {
-        mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_mark(s, i), pc->seq, i, -1);
+        mpi_errno = wait_for(st, s, MPIDI_IBMC_nodeseg_mark(s, i), pc->seq, i, NULL);
         MPIR_ERR_CHECK(mpi_errno);
     }
     mpi_errno = by_mcast ? blocks_by_mcast(st, s, pc) : blocks_by_rdma(st, s, pc);

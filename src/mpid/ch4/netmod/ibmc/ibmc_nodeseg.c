@@ -78,6 +78,11 @@ int MPIDI_IBMC_nodeseg_check_cvars(void)
                                     MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
                                     "MPIR_CVAR_IBMC_NODE_SEG_SIZE", v,
                                     "it must be from 65536 to 1073741824");
+    if (MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN < 0)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                                    "MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN",
+                                    MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN, "it must be 0 or more");
     if (MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN < 0)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
@@ -271,6 +276,74 @@ static int leader_of(MPIDI_IBMC_nodeseg_t * s, int node)
     return s->lay.pos_rank[s->lay.node_first[node]];
 }
 
+/* Wait until the RC connection to world rank `world` can carry RDMA. */
+static int wait_connected(MPIDI_IBMC_state_t * st, int world)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_conn_t *conn = &st->conns[world];
+    for (;;) {
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        int up = conn->cm.state == IBMC_CM_CONNECTED && !conn->need_rtu;
+        int failed = conn->cm.state == IBMC_CM_FAILED;
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        if (up)
+            break;
+        if (failed)
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect",
+                                 "**ibmc_connect %d %d", world, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* With shared rounds, each process that may share a node's writes writes
+ * into the leader of each partner its node sends to; one message each way
+ * per (sharer, leader) pair and round opens those connections (and lets
+ * the leader check on the sharer with an RDMA read). */
+static int connect_sharers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
+{
+    int mpi_errno = MPI_SUCCESS, n = 0, max = 2 * s->nrounds * (1 + IBMC_NODESEG_SHARERS);
+    int *peers = MPL_malloc(sizeof(int) * (size_t) max, MPL_MEM_COLL);
+    int *buf = MPL_malloc(sizeof(int) * 2 * (size_t) max, MPL_MEM_COLL);
+    MPIR_Request **req = MPL_malloc(sizeof(*req) * 2 * (size_t) max, MPL_MEM_COLL);
+    MPI_Status *stat = MPL_malloc(sizeof(*stat) * 2 * (size_t) max, MPL_MEM_COLL);
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIR_ERR_CHKANDJUMP(!peers || !buf || !req || !stat, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    int my_sharer = s->my_local < MPIDI_IBMC_nodeseg_sharers(s, s->my_node, SIZE_MAX);
+    for (int r = 0; r < s->nrounds; r++) {
+        const ibmc_noderd_round_t *rd = &s->rounds[r];
+        if (my_sharer && rd->to >= 0)
+            peers[n++] = leader_of(s, rd->to);
+        if (s->my_local == 0 && rd->from >= 0)
+            for (int k = 0; k < MPIDI_IBMC_nodeseg_sharers(s, rd->from, SIZE_MAX); k++)
+                peers[n++] = s->lay.pos_rank[s->lay.node_first[rd->from] + k];
+    }
+    for (int i = 0; i < n; i++) {
+        buf[i] = i;
+        mpi_errno = MPIC_Isend(&buf[i], 1, MPI_INT, peers[i], MPIR_ALLGATHER_TAG, comm,
+                               &req[2 * i], &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIC_Irecv(&buf[max + i], 1, MPI_INT, peers[i],
+                               MPIR_ALLGATHER_TAG, comm, &req[2 * i + 1]);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIC_Waitall(2 * n, req, stat, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int r = 0; r < s->nrounds; r++)
+        if (my_sharer && s->rounds[r].to >= 0) {
+            mpi_errno = wait_connected(st, s->targets[s->rounds[r].to].world);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+  fn_fail:
+    MPL_free(peers);
+    MPL_free(buf);
+    MPL_free(req);
+    MPL_free(stat);
+    return mpi_errno;
+}
+
 /* The leader's RC connections to every partner of its plan, opened by one
  * small exchange per round (both sides of a round meet in it, so the
  * exchanges cannot deadlock), then waited for until RDMA can be posted. */
@@ -286,21 +359,8 @@ static int connect_partners(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, M
         mpi_errno = MPIC_Sendrecv(&out, 1, MPI_INT, peer, MPIR_ALLGATHER_TAG, &in, 1, MPI_INT,
                                   peer, MPIR_ALLGATHER_TAG, comm, MPI_STATUS_IGNORE, &errflag);
         MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_IBMC_conn_t *conn = &st->conns[s->targets[node].world];
-        for (;;) {
-            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-            int up = conn->cm.state == IBMC_CM_CONNECTED && !conn->need_rtu;
-            int failed = conn->cm.state == IBMC_CM_FAILED;
-            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-            if (up)
-                break;
-            if (failed)
-                MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect",
-                                     "**ibmc_connect %d %d", s->targets[node].world,
-                                     MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
-            mpi_errno = MPIDI_IBMC_nodeseg_progress();
-            MPIR_ERR_CHECK(mpi_errno);
-        }
+        mpi_errno = wait_connected(st, s->targets[node].world);
+        MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:
     return mpi_errno;
@@ -312,7 +372,7 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     struct member {
-        uint32_t ok, rkey, probe_rkey, reserved;
+        uint32_t ok, rkey, probe_rkey, share_min;
         uint64_t addr, probe_addr;
         uint64_t bytes, half;
     } mine = { 0 }, *all = NULL;
@@ -344,6 +404,7 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
         goto fn_exit;
     }
     s->cap = (size_t) MPIR_CVAR_IBMC_NODE_SEG_SIZE;
+    s->share_min = (size_t) MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN;
     s->half = MPIDI_IBMC_nodeseg_half_for(bytes, s->size, s->cap, grown_from);
     s->map_size = map_size(s->half, s->local_n);
 
@@ -398,7 +459,7 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
 
     /* all or none; the leaders' segments are named to everyone.  A stock
      * algorithm directly: this may run inside MPI_Allgather itself. */
-    if (ok && s->my_local == 0 && !st->probe_mr) {
+    if (ok && (s->my_local == 0 || s->share_min) && !st->probe_mr) {
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         if (!st->probe_mr)
             st->probe_mr = ibv_reg_mr(st->hca.pd, &st->probe_word, sizeof(st->probe_word),
@@ -414,9 +475,12 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     mine.ok = (uint32_t) ok;
     mine.bytes = bytes;
     mine.half = s->half;
+    mine.share_min = (uint32_t) s->share_min;
     if (ok && s->my_local == 0) {
         mine.rkey = s->mr->rkey;
         mine.addr = (uint64_t) (uintptr_t) s->base;
+    }
+    if (ok && (s->my_local == 0 || s->share_min)) {
         mine.probe_rkey = st->probe_mr->rkey;
         mine.probe_addr = (uint64_t) (uintptr_t) & st->probe_word;
     }
@@ -439,6 +503,13 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
                                  "MPIR_CVAR_IBMC_NODE_SEG_SIZE", MPIR_CVAR_IBMC_NODE_SEG_SIZE,
                                  "every process of a communicator must use the same value");
         }
+        if (all[r].share_min != mine.share_min) {
+            unmap(s);
+            MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s",
+                                 "MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN",
+                                 MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN,
+                                 "every process of a communicator must use the same value");
+        }
     }
     for (int r = 0; r < s->size; r++) {
         if (!all[r].ok) {
@@ -455,7 +526,20 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
         s->targets[k].probe_addr = all[leader].probe_addr;
         s->targets[k].probe_rkey = all[leader].probe_rkey;
     }
-    if (s->my_local == 0) {
+    if (s->share_min) {
+        s->members = MPL_calloc(s->size, sizeof(*s->members), MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(!s->members, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        for (int r = 0; r < s->size; r++) {
+            s->members[r].seg = s;
+            s->members[r].world = world_of(comm, r);
+            s->members[r].probe_addr = all[r].probe_addr;
+            s->members[r].probe_rkey = all[r].probe_rkey;
+        }
+    }
+    if (s->share_min) {
+        mpi_errno = connect_sharers(st, s, comm);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (s->my_local == 0) {
         mpi_errno = connect_partners(st, s, comm);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -501,6 +585,7 @@ void MPIDI_IBMC_nodeseg_free(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s)
     MPL_free(s->lay.node_first);
     MPL_free(s->lay.node_count);
     MPL_free(s->targets);
+    MPL_free(s->members);
     MPL_free(s);
 }
 

@@ -70,6 +70,14 @@ typedef struct MPIDI_IBMC_nodeseg {
      * learns that alike and tells its node through the multicast line). */
     int mcast_ok, mcast_declined;
     MPIR_Comm *leaders;
+
+    /* Rounds of at least share_min bytes (MPIR_CVAR_IBMC_NODE_RD_SHARE_MIN,
+     * 0: none) are written by up to IBMC_NODESEG_SHARERS processes of the
+     * node, each a share from its own registration of the segment and then
+     * its own slot of the round's flag line.  members: every member's
+     * probe word, by communicator rank, to check on a sharer that is late. */
+    size_t share_min;
+    MPIDI_IBMC_nodeseg_target_t *members;
     int writes_inflight;        /* the leader's RDMA writes and probes not yet completed */
 } MPIDI_IBMC_nodeseg_t;
 
@@ -123,6 +131,18 @@ static inline volatile uint64_t *MPIDI_IBMC_nodeseg_mark(MPIDI_IBMC_nodeseg_t * 
 static inline size_t MPIDI_IBMC_nodeseg_flag_offset(size_t half, int round)
 {
     return 2 * half + (size_t) round * IBMC_NODESEG_LINE;
+}
+
+#define IBMC_NODESEG_SHARERS 8  /* flag slots of a round's line */
+
+/* How many processes of `node` (its lowest local indices) write a round of
+ * `bytes`: writer and receiver compute the same from the same plan. */
+static inline int MPIDI_IBMC_nodeseg_sharers(MPIDI_IBMC_nodeseg_t * s, int node, size_t bytes)
+{
+    int n = s->lay.node_count[node];
+    if (!s->share_min || bytes < s->share_min)
+        return 1;
+    return n < IBMC_NODESEG_SHARERS ? n : IBMC_NODESEG_SHARERS;
 }
 
 /* Set up the segments of `comm` for calls that move up to `bytes` per rank,
