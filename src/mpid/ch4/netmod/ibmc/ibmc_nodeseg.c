@@ -331,11 +331,12 @@ static int connect_sharers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MP
     }
     mpi_errno = MPIC_Waitall(2 * n, req, stat, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    for (int r = 0; r < s->nrounds; r++)
-        if (my_sharer && s->rounds[r].to >= 0) {
-            mpi_errno = wait_connected(st, s->targets[s->rounds[r].to].world);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
+    /* the sharers write to the leaders; a leader reads a late sharer's
+     * liveness word */
+    for (int i = 0; i < n; i++) {
+        mpi_errno = wait_connected(st, world_of(comm, peers[i]));
+        MPIR_ERR_CHECK(mpi_errno);
+    }
   fn_fail:
     MPL_free(peers);
     MPL_free(buf);
