@@ -72,9 +72,10 @@ cvars:
         the segment, instead of the node's leader writing all of it (seed
         001's design).  0: the leader always writes alone.  The default
         comes from the Soft-RoCE measurements in doc/benchmarks.md, where
-        sharing halved the time of rounds from 8 KiB; on an HCA that copies
-        by DMA, measure with bench/experiments/node-rd-shared.sh.  All
-        processes must agree.
+        shared rounds of 8 KiB and more took 0.39-0.64 of the leader's time
+        and smaller ones lost or drew; on an HCA that copies by DMA, measure
+        with bench/experiments/node-rd-shared.sh.  All processes must
+        agree.
 
     - name        : MPIR_CVAR_IBMC_NODE_RD_MCAST_MIN
       category    : CH4_IBMC

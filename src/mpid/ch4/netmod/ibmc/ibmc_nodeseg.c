@@ -298,11 +298,14 @@ static int wait_connected(MPIDI_IBMC_state_t * st, int world)
     return mpi_errno;
 }
 
-/* With shared rounds, each process that may share a node's writes writes
- * into the leader of each partner its node sends to; one message each way
- * per (sharer, leader) pair and round opens those connections (and lets
- * the leader check on the sharer with an RDMA read). */
-static int connect_sharers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
+/* The RC connections the rounds use: each process that writes for its
+ * node (the leader, or up to IBMC_NODESEG_SHARERS processes with shared
+ * rounds) writes into the leader of each partner its node sends to, and a
+ * leader reads a late writer's liveness word.  One message each way per
+ * (writer, leader) pair and round opens them, all posted at once (each
+ * side lists the pair as often as the other, so they match), then each is
+ * waited for until RDMA can be posted. */
+static int connect_writers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
 {
     int mpi_errno = MPI_SUCCESS, n = 0, max = 2 * s->nrounds * (1 + IBMC_NODESEG_SHARERS);
     int *peers = MPL_malloc(sizeof(int) * (size_t) max, MPL_MEM_COLL);
@@ -331,8 +334,6 @@ static int connect_sharers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MP
     }
     mpi_errno = MPIC_Waitall(2 * n, req, stat, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    /* the sharers write to the leaders; a leader reads a late sharer's
-     * liveness word */
     for (int i = 0; i < n; i++) {
         mpi_errno = wait_connected(st, world_of(comm, peers[i]));
         MPIR_ERR_CHECK(mpi_errno);
@@ -342,28 +343,6 @@ static int connect_sharers(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MP
     MPL_free(buf);
     MPL_free(req);
     MPL_free(stat);
-    return mpi_errno;
-}
-
-/* The leader's RC connections to every partner of its plan, opened by one
- * small exchange per round (both sides of a round meet in it, so the
- * exchanges cannot deadlock), then waited for until RDMA can be posted. */
-static int connect_partners(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, MPIR_Comm * comm)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    for (int r = 0; r < s->nrounds; r++) {
-        int node = s->rounds[r].to >= 0 ? s->rounds[r].to : s->rounds[r].from;
-        if (node < 0)
-            continue;
-        int peer = leader_of(s, node), out = r, in = -1;
-        mpi_errno = MPIC_Sendrecv(&out, 1, MPI_INT, peer, MPIR_ALLGATHER_TAG, &in, 1, MPI_INT,
-                                  peer, MPIR_ALLGATHER_TAG, comm, MPI_STATUS_IGNORE, &errflag);
-        MPIR_ERR_CHECK(mpi_errno);
-        mpi_errno = wait_connected(st, s->targets[node].world);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-  fn_fail:
     return mpi_errno;
 }
 
@@ -537,13 +516,8 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
             s->members[r].probe_rkey = all[r].probe_rkey;
         }
     }
-    if (s->share_min) {
-        mpi_errno = connect_sharers(st, s, comm);
-        MPIR_ERR_CHECK(mpi_errno);
-    } else if (s->my_local == 0) {
-        mpi_errno = connect_partners(st, s, comm);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    mpi_errno = connect_writers(st, s, comm);
+    MPIR_ERR_CHECK(mpi_errno);
     s->ready = 1;
 
   fn_exit:
