@@ -72,12 +72,9 @@ class TransportData:
         self.extra = {}
         self.skipped = 0
 
-    def transport_avg(self):
-        """{(pattern, op, peers, size, mode): median of AVG}."""
-        return {k: median([t[1] for t in v]) for k, v in self.transport.items()}
-
     def transport_stat(self, index):
-        """Like transport_avg for column index 0 (MIN), 1 (AVG) or 2 (MAX)."""
+        """{(pattern, op, peers, size, mode): median of column index}, 0 (MIN),
+        1 (AVG) or 2 (MAX)."""
         return {k: median([t[index] for t in v]) for k, v in self.transport.items()}
 
     def post_stat(self, index):

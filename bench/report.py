@@ -115,7 +115,7 @@ def allgather_table(med):
 
 def transport_tables(tr):
     out = []
-    avg = tr.transport_avg()
+    avg = tr.transport_stat(1)
     if avg:
         peers = sorted({k[2] for k in avg})
         keys = sorted({(k[0], k[1], k[4], k[3]) for k in avg})
