@@ -7,7 +7,8 @@
  * that take turns as root (ibmc_mcast_tx) and receive everyone else's
  * broadcasts (ibmc_mcast_rx), joined by a multicast network that drops,
  * duplicates and reorders packets and by reliable, in-order RC channels
- * that carry ACKs, NAKs and retransmissions.  An adversary also injects
+ * that carry ACKs, NAKs, retransmissions and, with co-roots
+ * (ibmc_mcast_coroot.h), the relays to co-roots and their aggregated ACKs.  An adversary also injects
  * packets from the wrong member, from another job, from an earlier epoch of
  * the group and truncated ones.  Members enter each broadcast after a
  * random delay (skew), as processes do.
@@ -29,6 +30,7 @@
 #include <string.h>
 #include "ibmc_mcast_rx.h"
 #include "ibmc_mcast_tx.h"
+#include "ibmc_mcast_coroot.h"
 #include "tap.h"
 #include "rng.h"
 
@@ -36,6 +38,7 @@
 #define PKT_MAX (sizeof(ibmc_mcast_hdr_t) + P)
 #define MAXN 9
 #define NAK_MAX 8
+#define WINDOW_MAX 64
 
 static const ibmc_mcast_id_t id = {.job_key = 0xfeedfacecafebeefULL, .context_id = 4, .epoch = 2 };
 
@@ -47,15 +50,20 @@ typedef struct {
     uint64_t max_len;           /* message lengths are 0 .. max_len */
     double drop, dup, reorder, forge;
     int max_skew;               /* steps a member may wait before a broadcast */
+    int subgroup;               /* co-roots' subgroup size; 0: none */
+    int nak_idle;               /* a member's steps without progress before it asks for
+                                 * everything it lacks; 0: 40 */
 } config_t;
 
 /* One packet in flight, multicast or RC. */
-enum { MSG_MCAST, MSG_ACK, MSG_NAK, MSG_RETRANSMIT };
+enum { MSG_MCAST, MSG_ACK, MSG_NAK, MSG_RETRANSMIT, MSG_RELAY };
 typedef struct {
     int kind;
     int src, dst;
     int forged;                 /* the adversary's */
     uint32_t a, b;              /* ACK position, NAK range */
+    int root;                   /* NAK, retransmission, relay: whose message */
+    int gap;                    /* NAK: of a gap (the packets were sent) */
     size_t len;
     unsigned char pkt[PKT_MAX];
 } msg_t;
@@ -89,6 +97,13 @@ typedef struct {
     ibmc_mcast_tx_t tx;
     uint32_t acked[MAXN];
     unsigned char *ring;
+    unsigned char ackers[MAXN]; /* who acknowledges to it as root */
+    ibmc_mcast_relay_t relay;
+    unsigned char *relay_ring;
+    int relay_ring_root[WINDOW_MAX];
+    uint32_t leaf_acked[MAXN], agg_sent[MAXN];
+    unsigned char owed[MAXN];
+    int relay_root;             /* root of the last packet it relayed */
     int k;                      /* the broadcast it is in or enters next */
     int in_bcast;
     int delay;
@@ -109,7 +124,8 @@ typedef struct {
     uint64_t steps;
     int overrun;                /* a root beyond its window */
     int forged_delivered;
-    uint64_t naks, acks, drops;
+    uint64_t naks, acks, drops, relays;
+    int bad_relay;              /* an RC copy from a member the plan does not allow */
     char why[200];
 } sim_t;
 
@@ -123,13 +139,30 @@ static int chance(sim_t * s, double p)
     return p > 0 && rng_unit(&s->rng) < p;
 }
 
-static void rc_send(sim_t * s, int src, int dst, int kind, uint32_t a, uint32_t b,
+static ibmc_mcast_plan_t plan_of(const sim_t * s, int root)
+{
+    return ibmc_mcast_plan(s->c->members, s->c->subgroup ? s->c->subgroup : s->c->members, root);
+}
+
+static void rc_send(sim_t * s, int src, int dst, int kind, uint32_t a, uint32_t b, int root,
                     const void *pkt, size_t len)
 {
-    msg_t m = {.kind = kind,.src = src,.dst = dst,.a = a,.b = b,.len = len };
+    msg_t m = {.kind = kind,.src = src,.dst = dst,.a = a,.b = b,.root = root,.len = len };
     if (pkt)
         memcpy(m.pkt, pkt, len);
     push(&s->rc[src][dst], &m);
+}
+
+/* A head (root or co-root) passes a packet of root's message on, over RC,
+ * to the co-roots below it. */
+static void relay(sim_t * s, int who, int root, const void *pkt, size_t len)
+{
+    ibmc_mcast_plan_t p = plan_of(s, root);
+    int kids[MAXN], k = ibmc_mcast_plan_children(&p, who, kids, MAXN);
+    for (int i = 0; i < k; i++) {
+        rc_send(s, who, kids[i], MSG_RELAY, 0, 0, root, pkt, len);
+        s->relays++;
+    }
 }
 
 /* The root multicasts one packet: every other member gets 0, 1 or 2 copies. */
@@ -173,10 +206,53 @@ static void mcast_send(sim_t * s, int root, const void *pkt, size_t len)
     }
 }
 
+/* A co-root's aggregated ACK to root, if one is due. */
+static void report(sim_t * s, int who, int root)
+{
+    member_t *me = &s->m[who];
+    ibmc_mcast_plan_t p = plan_of(s, root);
+    if (root < 0 || !ibmc_mcast_plan_is_coroot(&p, who))
+        return;
+    uint32_t agg = ibmc_mcast_relay_aggregate(&me->relay, &p, me->rx.next, me->rx.released,
+                                              NULL, 0, NULL);
+    if (ibmc_mcast_relay_due(&me->relay, root, agg, s->c->ack_every)) {
+        rc_send(s, who, root, MSG_ACK, agg, 0, -1, NULL, 0);
+        ibmc_mcast_relay_sent(&me->relay, root, agg, me->rx.next);
+        s->acks++;
+    }
+}
+
 static void deliver(sim_t * s, const msg_t * q)
 {
     member_t *me = &s->m[q->dst];
-    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&me->rx, q->pkt, q->len, q->src);
+    int src = q->src;
+    if (q->kind != MSG_MCAST) {
+        /* an RC copy names its root; the plan says who may send it */
+        ibmc_mcast_plan_t p = plan_of(s, q->root);
+        if (q->root < 0 || q->root >= s->c->members || !ibmc_mcast_plan_may_send(&p, q->src, q->dst)) {
+            s->bad_relay++;
+            return;
+        }
+        src = q->root;
+    }
+    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&me->rx, q->pkt, q->len, src);
+    if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && src >= 0) {
+        ibmc_mcast_plan_t p = plan_of(s, src);
+        if (ibmc_mcast_plan_is_coroot(&p, q->dst)) {
+            const void *kept = ibmc_mcast_relay_keep(&me->relay, q->pkt, q->len, src);
+            ibmc_mcast_hdr_t h;
+            memcpy(&h, kept, sizeof(h));
+            me->relay_root = src;
+            relay(s, q->dst, src, kept, q->len);
+            int waiting[MAXN], n = ibmc_mcast_relay_waiters(&me->relay, h.seq, waiting, MAXN);
+            for (int i = 0; i < n; i++) {
+                unsigned char copy[PKT_MAX];
+                memcpy(copy, kept, q->len);
+                ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
+                rc_send(s, q->dst, waiting[i], MSG_RETRANSMIT, 0, 0, src, copy, q->len);
+            }
+        }
+    }
     if (q->forged) {
         me->forged_by_reason[v]++;
         if (v == IBMC_MCAST_RX_DELIVERED)
@@ -190,20 +266,34 @@ static void serve_rc(sim_t * s, const msg_t * q)
     member_t *me = &s->m[q->dst];
     switch (q->kind) {
         case MSG_ACK:
-            ibmc_mcast_tx_ack(&me->tx, q->src, q->a);
+            if (me->ackers[q->src])
+                ibmc_mcast_tx_ack(&me->tx, q->src, q->a);
+            if (ibmc_mcast_relay_leaf_ack(&me->relay, q->src, q->a) > 0) {
+                report(s, q->dst, me->rx.ack_root);
+                if (me->relay_root != me->rx.ack_root)
+                    report(s, q->dst, me->relay_root);
+            }
             break;
         case MSG_NAK:
             for (uint32_t i = 0; i < q->b; i++) {
                 const void *pkt;
                 size_t len;
-                if (ibmc_mcast_tx_lookup(&me->tx, q->a + i, &pkt, &len)) {
+                int root = q->root;
+                if (q->root != q->dst && !ibmc_mcast_relay_lookup(&me->relay, q->a + i, &pkt,
+                                                                  &len, &root)) {
+                    if (q->gap)
+                        ibmc_mcast_relay_wait(&me->relay, q->src, q->a + i);
+                    continue;
+                }
+                if (q->root != q->dst || ibmc_mcast_tx_lookup(&me->tx, q->a + i, &pkt, &len)) {
                     unsigned char copy[PKT_MAX];
                     memcpy(copy, pkt, len);
                     ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
-                    rc_send(s, q->dst, q->src, MSG_RETRANSMIT, 0, 0, copy, len);
+                    rc_send(s, q->dst, q->src, MSG_RETRANSMIT, 0, 0, root, copy, len);
                 }
             }
             break;
+        case MSG_RELAY:
         case MSG_RETRANSMIT:
             deliver(s, q);
             break;
@@ -213,10 +303,17 @@ static void serve_rc(sim_t * s, const msg_t * q)
 static void send_naks(sim_t * s, int who, int all)
 {
     member_t *me = &s->m[who];
+    ibmc_mcast_plan_t rp = plan_of(s, me->rx.root);
+    /* a co-root gets every packet by relay: a gap is a relay on its way */
+    if (!all && ibmc_mcast_plan_is_coroot(&rp, who))
+        return;
     ibmc_mcast_range_t r[NAK_MAX];
     int n = ibmc_mcast_rx_missing(&me->rx, all, r, NAK_MAX);
+    ibmc_mcast_plan_t p = plan_of(s, me->rx.root);
+    int to = ibmc_mcast_plan_ack_to(&p, who);
     for (int i = 0; i < n; i++) {
-        rc_send(s, who, me->rx.root, MSG_NAK, r[i].first, r[i].count, NULL, 0);
+        rc_send(s, who, to, MSG_NAK, r[i].first, r[i].count, me->rx.root, NULL, 0);
+        s->rc[who][to].v[s->rc[who][to].n - 1].gap = !all;
         s->naks++;
     }
 }
@@ -259,6 +356,7 @@ static void member_step(sim_t * s, int who)
                 if ((uint32_t) ibmc_mcast_seq_diff(me->tx.next, me->tx.min_acked) > c->window)
                     s->overrun = 1;
                 mcast_send(s, who, pkt, len);
+                relay(s, who, who, pkt, len);
             }
             if (!s->len[k] || ibmc_mcast_tx_sent_all(&me->tx)) {
                 me->in_bcast = 0;
@@ -278,16 +376,24 @@ static void member_step(sim_t * s, int who)
         } else {
             send_naks(s, who, 0);
             /* the NAK timeout: a stalled message asks for all it misses */
-            if (++me->idle > 40) {
+            if (++me->idle > (c->nak_idle ? c->nak_idle : 40)) {
                 send_naks(s, who, 1);
                 me->idle = 0;
             }
         }
     }
     if (ibmc_mcast_rx_ack_due(&me->rx) && me->rx.ack_root >= 0 && me->rx.ack_root != who) {
-        int to = me->rx.ack_root;
-        rc_send(s, who, to, MSG_ACK, ibmc_mcast_rx_ack_take(&me->rx), 0, NULL, 0);
-        s->acks++;
+        int root = me->rx.ack_root;
+        ibmc_mcast_plan_t p = plan_of(s, root);
+        uint32_t pos = ibmc_mcast_rx_ack_take(&me->rx);
+        if (ibmc_mcast_plan_is_coroot(&p, who)) {
+            /* a co-root's ACK speaks for its leaves too */
+            me->relay.owed[root] = 1;
+            report(s, who, root);
+        } else {
+            rc_send(s, who, ibmc_mcast_plan_ack_to(&p, who), MSG_ACK, pos, 0, -1, NULL, 0);
+            s->acks++;
+        }
     }
 }
 
@@ -302,6 +408,10 @@ static int all_done(const sim_t * s)
 static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
 {
     static sim_t s;
+    if (c->window > WINDOW_MAX) {
+        snprintf(why, why_len, "window %u is above the simulation's %d", c->window, WINDOW_MAX);
+        return 0;
+    }
     memset(&s, 0, sizeof(s));
     s.c = c;
     rng_seed(&s.rng, seed);
@@ -319,9 +429,17 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         me->slot_mem = calloc(c->window, P);
         me->ring = calloc(c->window, PKT_MAX);
         me->buf = calloc(c->max_len + 1, 1);
+        me->relay_ring = calloc(c->window, PKT_MAX);
+        me->relay_root = -1;
         ibmc_mcast_rx_init(&me->rx, id, P, c->window, c->ack_every, (uint32_t) i, me->slots,
                            me->slot_mem);
         ibmc_mcast_tx_init(&me->tx, id, P, c->window, c->members, i, me->acked, me->ring);
+        ibmc_mcast_plan_t p = plan_of(&s, i);
+        for (int m = 0; m < c->members; m++)
+            me->ackers[m] = ibmc_mcast_plan_ack_to(&p, m) == i;
+        ibmc_mcast_tx_set_ackers(&me->tx, me->ackers);
+        ibmc_mcast_relay_init(&me->relay, c->members, i, c->window, P, me->relay_ring,
+                              me->relay_ring_root, me->leaf_acked, me->agg_sent, me->owed);
     }
 
     const uint64_t budget = 2000000;
@@ -360,6 +478,9 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         }
     CHECK(!s.overrun, "a root had more than a window outstanding");
     CHECK(!s.forged_delivered, "%d forged packets delivered", s.forged_delivered);
+    CHECK(!s.bad_relay, "%d RC copies from members the plan does not allow", s.bad_relay);
+    CHECK((c->subgroup && c->subgroup < c->members) == (s.relays > 0),
+          "%llu relays to co-roots with subgroups of %d", (unsigned long long) s.relays, c->subgroup);
     uint64_t forged = 0, retransmits = 0;
     for (int i = 0; i < c->members; i++) {
         member_t *me = &s.m[i];
@@ -373,12 +494,14 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
               n[IBMC_MCAST_RX_STALE_EPOCH] == f[IBMC_MCAST_RX_STALE_EPOCH] &&
               n[IBMC_MCAST_RX_MALFORMED] == f[IBMC_MCAST_RX_MALFORMED],
               "member %d: foreign/stale/malformed counts differ from what was injected", i);
+        CHECK(me->relay.bogus_acks == 0, "member %d: %llu bogus ACKs as co-root", i,
+              (unsigned long long) me->relay.bogus_acks);
         CHECK(me->tx.bogus_acks == 0 && me->tx.bogus_naks == 0,
               "member %d as root: %llu bogus ACKs, %llu bogus NAKs", i,
               (unsigned long long) me->tx.bogus_acks, (unsigned long long) me->tx.bogus_naks);
         for (int v = 0; v < IBMC_MCAST_RX_NVERDICTS; v++)
             forged += f[v];
-        retransmits += me->tx.retransmits;
+        retransmits += me->tx.retransmits + me->relay.served;
     }
     CHECK(c->forge == 0 || forged > 0, "the adversary injected nothing");
     CHECK(c->drop == 0 || retransmits > 0, "losses but no retransmission");
@@ -386,15 +509,17 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
           "%llu retransmissions on a perfect network", (unsigned long long) retransmits);
     if (ok)
         tap_diag("  seed %llu: %d messages, %llu steps, %llu drops, %llu NAKs, %llu retransmitted, "
-                 "%llu ACKs, %llu forged dropped", (unsigned long long) seed, c->messages,
-                 (unsigned long long) s.steps, (unsigned long long) s.drops,
+                 "%llu ACKs, %llu relayed, %llu forged dropped", (unsigned long long) seed,
+                 c->messages, (unsigned long long) s.steps, (unsigned long long) s.drops,
                  (unsigned long long) s.naks, (unsigned long long) retransmits,
-                 (unsigned long long) s.acks, (unsigned long long) forged);
+                 (unsigned long long) s.acks, (unsigned long long) s.relays,
+                 (unsigned long long) forged);
 #undef CHECK
     for (int i = 0; i < c->members; i++) {
         free(s.m[i].slots);
         free(s.m[i].slot_mem);
         free(s.m[i].ring);
+        free(s.m[i].relay_ring);
         free(s.m[i].buf);
         for (int j = 0; j < c->members; j++)
             free(s.rc[i][j].v);
@@ -411,14 +536,24 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0}},
+        {"8 members, co-roots every 2, perfect network: nothing sent again",
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000}},
+        {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0}},
+        {"9 members, co-roots every 3, 30% loss, forged packets",
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0}},
+        {"7 members, every member a co-root, ACKs only when asked",
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0}},
+        {"9 members, co-roots every 4, window of 2, every-member ACKs",
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

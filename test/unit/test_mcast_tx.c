@@ -229,6 +229,28 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 0);
     }
 
+    TAP_TEST("with co-roots only the ackers hold the window, and only they may ACK") {
+        int who[N];
+        /* member 2 acknowledges through a co-root (member 3) */
+        static const unsigned char ackers[N] = { 1, 0, 0, 1 };
+        setup(&f);
+        ibmc_mcast_tx_set_ackers(&f.tx, ackers);
+        ibmc_mcast_tx_begin(&f.tx, 0, 0, f.data, 20 * P);
+        while (ibmc_mcast_tx_next(&f.tx, &pkt, &len));
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 2);
+        TAP_EXPECT_EQ(ibmc_mcast_tx_ack(&f.tx, 2, 5), -1);
+        TAP_EXPECT_EQ(f.tx.bogus_acks, 1);
+        ibmc_mcast_tx_ack(&f.tx, 0, 4);
+        ibmc_mcast_tx_ack(&f.tx, 3, 6);
+        TAP_EXPECT_EQ(f.tx.min_acked, 4);
+        TAP_EXPECT(!ibmc_mcast_tx_blocked(&f.tx));
+        /* a new message: an acker's old ACK is raised to released, a non-acker ignored */
+        ibmc_mcast_tx_ack(&f.tx, 0, 8);
+        ibmc_mcast_tx_ack(&f.tx, 3, 8);
+        ibmc_mcast_tx_begin(&f.tx, 8, 8, f.data, 20 * P);
+        TAP_EXPECT_EQ(f.tx.min_acked, 8);
+    }
+
     TAP_TEST("a communicator of one sends without waiting") {
         ibmc_mcast_tx_t tx;
         uint32_t acked[1];

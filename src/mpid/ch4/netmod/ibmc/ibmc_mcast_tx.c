@@ -16,6 +16,12 @@ static inline unsigned char *slot_at(ibmc_mcast_tx_t * tx, uint32_t pos)
     return tx->ring + (size_t) (pos & (tx->window - 1)) * slot_size(tx);
 }
 
+/* Does member m acknowledge to this root? */
+static inline int acker(const ibmc_mcast_tx_t * tx, int m)
+{
+    return m != tx->self && (!tx->ackers || tx->ackers[m]);
+}
+
 /* min_acked and at_min from scratch.  Positions are compared by how far
  * they lie behind `ref`, which no ACK passes: between two messages of this
  * root an ACK may be ahead of next (see ibmc_mcast_tx_ack), by less than
@@ -25,7 +31,7 @@ static void recompute_min(ibmc_mcast_tx_t * tx, uint32_t ref)
     uint32_t behind = 0;
     int at = 0;
     for (int m = 0; m < tx->nmembers; m++) {
-        if (m == tx->self)
+        if (!acker(tx, m))
             continue;
         uint32_t b = ref - tx->acked[m];
         if (at == 0 || b > behind) {
@@ -57,13 +63,19 @@ void ibmc_mcast_tx_init(ibmc_mcast_tx_t * tx, ibmc_mcast_id_t id, uint32_t paylo
     recompute_min(tx, 0);
 }
 
+void ibmc_mcast_tx_set_ackers(ibmc_mcast_tx_t * tx, const unsigned char *ackers)
+{
+    tx->ackers = ackers;
+    recompute_min(tx, tx->next);
+}
+
 void ibmc_mcast_tx_begin(ibmc_mcast_tx_t * tx, uint32_t first, uint32_t released,
                          const void *data, uint64_t len)
 {
     /* What members told this root when it last sent may be older than what
      * the previous root knew; nothing a member said can be ahead of first. */
     for (int m = 0; m < tx->nmembers; m++) {
-        if (m == tx->self)
+        if (!acker(tx, m))
             continue;
         if (ibmc_mcast_seq_diff(tx->acked[m], released) < 0 ||
             ibmc_mcast_seq_diff(tx->acked[m], first) > 0)
@@ -121,7 +133,7 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos)
      * Between messages, a member that entered this root's next broadcast
      * before the root did acknowledges where that message will start. */
     int sending = tx->sent < tx->nfrags;
-    if (member < 0 || member >= tx->nmembers || member == tx->self ||
+    if (member < 0 || member >= tx->nmembers || !acker(tx, member) ||
         (sending && ibmc_mcast_seq_diff(pos, tx->next) > 0)) {
         tx->bogus_acks++;
         return -1;
@@ -147,7 +159,7 @@ int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max)
     if (tx->nmembers <= 1 || !ibmc_mcast_tx_blocked(tx))
         return 0;
     for (int m = 0; m < tx->nmembers && n < max; m++)
-        if (m != tx->self && tx->acked[m] == tx->min_acked)
+        if (acker(tx, m) && tx->acked[m] == tx->min_acked)
             out[n++] = m;
     return n;
 }

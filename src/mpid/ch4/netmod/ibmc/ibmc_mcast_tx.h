@@ -50,10 +50,13 @@ typedef struct {
     int nmembers;               /* the communicator's size */
     int self;                   /* this root's rank in it */
     uint32_t *acked;            /* per member: its last cumulative ACK */
+    const unsigned char *ackers;        /* per member: acknowledges to this root (its
+                                         * subgroup and the co-roots, ibmc_mcast_coroot.h);
+                                         * NULL: every member */
     unsigned char *ring;        /* window slots of sizeof(hdr) + payload_max bytes */
 
     uint32_t next;              /* the next position to send */
-    uint32_t min_acked;         /* the lowest ACK of any member but self */
+    uint32_t min_acked;         /* the lowest ACK of any acker */
     int at_min;                 /* members whose ACK equals min_acked */
     uint32_t last_ack_req;      /* position of the last packet that asked for ACKs */
 
@@ -82,6 +85,12 @@ void ibmc_mcast_tx_init(ibmc_mcast_tx_t * tx, ibmc_mcast_id_t id, uint32_t paylo
                         uint32_t window, int nmembers, int self, uint32_t * acked,
                         unsigned char *ring);
 
+/* Only the members with ackers[m] set acknowledge to this root: with
+ * co-roots, the others' ACKs reach it through their co-root's aggregate.
+ * ackers (nmembers entries, owned by the caller) stays in use; NULL makes
+ * every member an acker again. */
+void ibmc_mcast_tx_set_ackers(ibmc_mcast_tx_t * tx, const unsigned char *ackers);
+
 /* Start sending a message of len bytes (len > 0) at stream position first
  * (ibmc_mcast_rx_own's answer), with released taken from this process's
  * receive side (rx->released).  data must stay valid until
@@ -108,7 +117,8 @@ static inline int ibmc_mcast_tx_blocked(const ibmc_mcast_tx_t * tx)
 
 /* Member `member` has delivered every position below `pos`.  Returns 0, or
  * -1 for an ACK no correct member sends (counted as bogus_acks): from no
- * member, from the root itself, or past the message being sent.  Between
+ * member, from the root itself or a member that is not an acker, or past
+ * the message being sent.  Between
  * two messages an ACK may be ahead of next: a member that entered the
  * root's next broadcast first says where it is (ibmc_mcast_rx_post);
  * ibmc_mcast_tx_begin keeps it if it is not past the message's start. */

@@ -1,0 +1,227 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include <string.h>
+#include "ibmc_mcast_coroot.h"
+
+/* ---- the plan ---- */
+
+static int rel_of(const ibmc_mcast_plan_t * p, int m)
+{
+    return (m - p->root + p->n) % p->n;
+}
+
+static int member_at(const ibmc_mcast_plan_t * p, int rel)
+{
+    return (p->root + rel) % p->n;
+}
+
+static int valid(const ibmc_mcast_plan_t * p, int m)
+{
+    return m >= 0 && m < p->n;
+}
+
+int ibmc_mcast_plan_head(const ibmc_mcast_plan_t * p, int m)
+{
+    if (!valid(p, m))
+        return -1;
+    return member_at(p, rel_of(p, m) / p->s * p->s);
+}
+
+int ibmc_mcast_plan_ack_to(const ibmc_mcast_plan_t * p, int m)
+{
+    if (!valid(p, m) || m == p->root)
+        return -1;
+    int h = ibmc_mcast_plan_head(p, m);
+    return h == m ? p->root : h;
+}
+
+/* The heads form a binomial tree over their subgroup numbers, rooted at
+ * subgroup 0 (the root's): g's parent is g without its highest set bit, so
+ * a packet reaches the last co-root after ceil(log2(groups)) relays (the
+ * log2(n/s) hops of seed 000 §7.1's T_rc). */
+int ibmc_mcast_plan_parent(const ibmc_mcast_plan_t * p, int m)
+{
+    if (!ibmc_mcast_plan_is_coroot(p, m))
+        return -1;
+    int g = rel_of(p, m) / p->s, top = 1;
+    while (top * 2 <= g)
+        top *= 2;
+    return member_at(p, (g - top) * p->s);
+}
+
+int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int max)
+{
+    if (!valid(p, h) || ibmc_mcast_plan_head(p, h) != h)
+        return 0;
+    int g = rel_of(p, h) / p->s, groups = ibmc_mcast_plan_groups(p), k = 0;
+    int bit = 1;
+    while (bit <= g)
+        bit *= 2;
+    for (; g + bit < groups && k < max; bit *= 2)
+        out[k++] = member_at(p, (g + bit) * p->s);
+    return k;
+}
+
+int ibmc_mcast_plan_may_send(const ibmc_mcast_plan_t * p, int from, int to)
+{
+    if (!valid(p, from) || !valid(p, to) || from == to || to == p->root)
+        return 0;
+    return from == p->root || ibmc_mcast_plan_head(p, to) == from ||
+        ibmc_mcast_plan_parent(p, to) == from;
+}
+
+/* ---- the relay store ---- */
+
+static size_t slot_size(const ibmc_mcast_relay_t * r)
+{
+    return sizeof(ibmc_mcast_hdr_t) + r->payload_max;
+}
+
+void ibmc_mcast_relay_init(ibmc_mcast_relay_t * r, int nmembers, int self, uint32_t window,
+                           uint32_t payload_max, unsigned char *ring, int *ring_root,
+                           uint32_t * leaf_acked, uint32_t * agg_sent, unsigned char *owed)
+{
+    memset(r, 0, sizeof(*r));
+    r->nmembers = nmembers;
+    r->self = self;
+    r->window = window;
+    r->payload_max = payload_max;
+    r->ring = ring;
+    r->ring_root = ring_root;
+    r->leaf_acked = leaf_acked;
+    r->agg_sent = agg_sent;
+    r->owed = owed;
+    for (uint32_t i = 0; i < window; i++)
+        ring_root[i] = -1;
+    memset(leaf_acked, 0, sizeof(*leaf_acked) * nmembers);
+    memset(agg_sent, 0, sizeof(*agg_sent) * nmembers);
+    memset(owed, 0, nmembers);
+}
+
+const void *ibmc_mcast_relay_keep(ibmc_mcast_relay_t * r, const void *pkt, size_t len, int root)
+{
+    ibmc_mcast_hdr_t h;
+    memcpy(&h, pkt, sizeof(h));
+    uint32_t i = h.seq & (r->window - 1);
+    unsigned char *slot = r->ring + (size_t) i * slot_size(r);
+    /* the packet was accepted, so its length was checked against the
+     * header; the bound stays here for a caller that did not */
+    if (len > slot_size(r))
+        len = slot_size(r);
+    memcpy(slot, pkt, len);
+    r->ring_root[i] = root;
+    r->kept++;
+    return slot;
+}
+
+int ibmc_mcast_relay_lookup(ibmc_mcast_relay_t * r, uint32_t pos, const void **pkt, size_t * len,
+                            int *root)
+{
+    uint32_t i = pos & (r->window - 1);
+    const unsigned char *slot = r->ring + (size_t) i * slot_size(r);
+    ibmc_mcast_hdr_t h;
+    memcpy(&h, slot, sizeof(h));
+    if (r->ring_root[i] < 0 || h.seq != pos || h.payload_len > r->payload_max) {
+        r->misses++;
+        return 0;
+    }
+    *pkt = slot;
+    *len = sizeof(h) + h.payload_len;
+    *root = r->ring_root[i];
+    r->served++;
+    return 1;
+}
+
+int ibmc_mcast_relay_wait(ibmc_mcast_relay_t * r, int m, uint32_t pos)
+{
+    for (int i = 0; i < r->nwaiters; i++)
+        if (r->waiters[i].member == m && r->waiters[i].pos == pos)
+            return 1;
+    if (r->nwaiters == IBMC_MCAST_RELAY_WAITERS)
+        return 0;
+    r->waiters[r->nwaiters].member = m;
+    r->waiters[r->nwaiters].pos = pos;
+    r->nwaiters++;
+    r->waits++;
+    return 1;
+}
+
+int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, uint32_t pos, int *out, int max)
+{
+    int k = 0, kept = 0;
+    for (int i = 0; i < r->nwaiters; i++) {
+        ibmc_mcast_waiter_t w = r->waiters[i];
+        if (w.pos == pos && k < max) {
+            out[k++] = w.member;
+            continue;
+        }
+        if (ibmc_mcast_seq_diff(w.pos, pos) <= -(int32_t) r->window)
+            continue;
+        r->waiters[kept++] = w;
+    }
+    r->nwaiters = kept;
+    return k;
+}
+
+int ibmc_mcast_relay_leaf_ack(ibmc_mcast_relay_t * r, int m, uint32_t pos)
+{
+    if (m < 0 || m >= r->nmembers || m == r->self) {
+        r->bogus_acks++;
+        return -1;
+    }
+    if (ibmc_mcast_seq_diff(pos, r->leaf_acked[m]) <= 0)
+        return 0;
+    r->leaf_acked[m] = pos;
+    r->leaf_acks++;
+    return 1;
+}
+
+uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p,
+                                    uint32_t next, uint32_t released, int *out, int max,
+                                    int *nlag)
+{
+    /* distances behind next: a leaf ahead of this process counts as next */
+    uint32_t behind = 0;
+    int k = 0;
+    if (ibmc_mcast_seq_diff(released, next) > 0)
+        released = next;
+    if (ibmc_mcast_plan_head(p, r->self) == r->self) {
+        int g0 = (r->self - p->root + p->n) % p->n;
+        for (int rel = g0 + 1; rel < g0 + p->s && rel < p->n; rel++) {
+            int m = (p->root + rel) % p->n;
+            uint32_t v = r->leaf_acked[m];
+            if (ibmc_mcast_seq_diff(v, released) < 0)
+                v = released;
+            if (ibmc_mcast_seq_diff(v, next) >= 0)
+                continue;
+            uint32_t b = next - v;
+            if (b > behind) {
+                behind = b;
+                k = 0;
+            }
+            if (b == behind && out && k < max)
+                out[k++] = m;
+        }
+    }
+    if (nlag)
+        *nlag = behind ? k : 0;
+    return next - behind;
+}
+
+int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t ack_every)
+{
+    int32_t moved = ibmc_mcast_seq_diff(agg, r->agg_sent[root]);
+    if (moved <= 0)
+        return 0;
+    return r->owed[root] || (ack_every && (uint32_t) moved >= ack_every);
+}
+
+void ibmc_mcast_relay_sent(ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t next)
+{
+    r->agg_sent[root] = agg;
+    if (agg == next)
+        r->owed[root] = 0;
+}
