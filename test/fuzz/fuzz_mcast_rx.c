@@ -25,8 +25,9 @@
  * fragments are delivered at post only if from the root with the right
  * index and length; NAK ranges are inside the posted message and the
  * window, cover only missing positions, all of them (all = 1) or each new
- * gap once (all = 0); `released` moves only forward, on a verified packet,
- * never past its position; an ACK is due once `next` passes a packet that
+ * gap below the posted root's highest packet once (all = 0); `released`
+ * moves only forward, on a verified packet, never past its position; an
+ * ACK is due once `next` passes a packet that
  * asked for it or this receiver's skewed turn, and not right after one was
  * taken. */
 
@@ -295,7 +296,8 @@ static void packet(st_t * s, const uint8_t * pkt, size_t len, int src)
             };
             memcpy(hd->payload, payload, h.payload_len);
         }
-        if (sd(h.seq + 1, s->seen_end) > 0)
+        /* only the posted root's packets reveal gaps: a root sends in order */
+        if (s->posted && src == s->root && sd(h.seq + 1, s->seen_end) > 0)
             s->seen_end = h.seq + 1;
         model_advance(s);
     }
@@ -479,6 +481,8 @@ static int post(st_t * s, fz_t * in)
                 if (hd->ack_req)
                     want_ack(s, first + i);
                 take_released(s, hd->released, first + i);
+                if (sd(first + i + 1, s->seen_end) > 0)
+                    s->seen_end = first + i + 1;
                 hd->valid = 0;
             }
         }

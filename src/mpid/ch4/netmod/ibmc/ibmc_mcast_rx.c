@@ -142,7 +142,10 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
         s->msg_len = h.msg_len;
         v = IBMC_MCAST_RX_HELD;
     }
-    if (ibmc_mcast_seq_diff(h.seq + 1, rx->seen_end) > 0)
+    /* A root sends its packets in order, so one of them reveals the loss of
+     * its earlier ones; another root's (a later message, or a relay
+     * overtaking the multicast) reveals nothing. */
+    if (rx->posted && src == rx->root && ibmc_mcast_seq_diff(h.seq + 1, rx->seen_end) > 0)
         rx->seen_end = h.seq + 1;
     advance(rx);
     return count(rx, v);
@@ -192,6 +195,8 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_post(ibmc_mcast_rx_t * rx, void *buf, uint
         s->state = IBMC_MCAST_SLOT_DONE;
         rx->got++;
         rx->frags_delivered++;
+        if (ibmc_mcast_seq_diff(pos + 1, rx->seen_end) > 0)
+            rx->seen_end = pos + 1;
     }
     advance(rx);
     return IBMC_MCAST_RX_DELIVERED;

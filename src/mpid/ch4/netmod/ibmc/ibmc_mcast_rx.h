@@ -30,8 +30,8 @@
  * passes but disagrees with the posted message's length is the application's
  * error (mismatched MPI_Bcast counts) and is reported as such.
  *
- * Loss.  A fragment is missing when a later position has been seen (a gap,
- * NAKed at once) or when the posted message stalls (the caller's timer, from
+ * Loss.  A fragment is missing when a later position from the same root
+ * has been seen (a gap, NAKed at once: a root sends in order) or when the posted message stalls (the caller's timer, from
  * the measured round trip, asks for every missing fragment including the
  * tail: seed 002 §III.D's lost-EOF case without an EOF).  NAKs go to the
  * message's root over RC, which answers over RC (seed 002 §III.B).
