@@ -20,6 +20,10 @@
  *   recovery as mcast, and packets were lost (injected) and sent again;
  *   fallback the channel was not used, and every broadcast on a
  *            multi-node communicator counted a fallback.
+ * With --coroots, channels are expected to have co-roots
+ * (MPIR_CVAR_IBMC_MCAST_SUBGROUP below the number of nodes): packets were
+ * relayed to them over RC and they acknowledged for their subgroups; without
+ * it, neither may have happened.
  * Prints "bcast_mcast: all checks passed" on success. */
 
 #include <mpi.h>
@@ -66,10 +70,13 @@ static unsigned long long pvar(const char *name)
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
+    int coroots = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
             expect = argv[i] + 9;
+        else if (!strcmp(argv[i], "--coroots"))
+            coroots = 1;
         else
             max = strtoul(argv[i], NULL, 0);
     }
@@ -128,13 +135,14 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-    unsigned long long v[10];
-    const char *names[10] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
+#define NV 12
+    unsigned long long v[NV];
+    const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
         "ibmc_mcast_dropped", "ibmc_mcast_faults", "ibmc_mcast_recoveries",
-        "ibmc_mcast_recovery_worst_us"
+        "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks"
     };
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
     /* a recovery takes time: one counted means a longest one above zero */
     if (v[8] && !v[9]) {
@@ -144,11 +152,11 @@ int main(int argc, char **argv)
     }
     v[5] -= f0;
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
-           "retransmits %llu fallbacks %llu dropped %llu faults %llu\n", rank, v[0], v[1], v[2],
-           v[3], v[4], v[5], v[6], v[7]);
+           "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
+           "%llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10], v[11]);
     fflush(stdout);
-    unsigned long long tot[10];
-    MPI_Allreduce(v, tot, 10, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    unsigned long long tot[NV];
+    MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     int bad = 0;
     MPI_Allreduce(&fails, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
@@ -172,6 +180,14 @@ int main(int argc, char **argv)
                    "broadcasts counted as recovered\n", tot[7], tot[4], tot[8]);
             ok = 0;
         }
+        /* co-roots (--coroots: MPIR_CVAR_IBMC_MCAST_SUBGROUP below the
+         * number of nodes) get every packet relayed over RC and acknowledge
+         * for their subgroups; without them neither happens */
+        if (mcast && ((tot[10] > 0) != coroots || (tot[11] > 0) != coroots)) {
+            printf("bcast_mcast: FAIL: %s co-roots, but %llu packets relayed to co-roots and "
+                   "%llu co-root ACKs\n", coroots ? "expected" : "expected no", tot[10], tot[11]);
+            ok = 0;
+        }
         if (!mcast && (tot[0] != 0 || tot[5] == 0)) {
             printf("bcast_mcast: FAIL: expected fallback: %llu multicast broadcasts, %llu "
                    "fallbacks\n", tot[0], tot[5]);
@@ -180,7 +196,8 @@ int main(int argc, char **argv)
         if (ok)
             printf("bcast_mcast: counters as expected (%s): %llu broadcasts over multicast, "
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
-                   "%llu recoveries\n", expect, tot[0], tot[1], tot[3], tot[4], tot[7], tot[8]);
+                   "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs\n", expect, tot[0],
+                   tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11]);
         else
             bad++;
     }

@@ -29,6 +29,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_wire.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_coroot.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_ipoib.h \
@@ -67,6 +68,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_node_allgather.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_coroot.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.c
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt

@@ -75,6 +75,30 @@ cvars:
         window is half full asks.  0 acknowledges only when asked.  A power
         of two up to MPIR_CVAR_IBMC_MCAST_WINDOW, or 0.
 
+    - name        : MPIR_CVAR_IBMC_MCAST_SUBGROUP
+      category    : CH4_IBMC
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Members of a multicast channel per co-root subgroup (co-roots of Liu,
+        Mamidala and Panda).  For each root the members are split into
+        subgroups of this many, counted from the root; the first of each
+        other subgroup is a co-root, which also gets every packet over RC,
+        relayed down a binomial tree of co-roots, answers its subgroup's
+        NAKs and acknowledges for it, so a root hears from about
+        size/SUBGROUP + SUBGROUP members instead of all.  0 (the default)
+        takes it from the model of the root's time per packet, T_um*log2(n/s)
+        + T_pack*s/M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member
+        acknowledges once every M packets), whose minimum is at s =
+        M*T_um/(T_pack*ln 2): 2*M with the published InfiniBand figures in
+        doc/benchmarks.md (32 with the default M), so communicators of up to
+        that many nodes have no co-roots; with M = 0 there are none.  A value
+        at least the communicator's size also means none.  All processes
+        must agree.
+
     - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
       category    : CH4_IBMC
       type        : int
@@ -195,6 +219,9 @@ int MPIDI_IBMC_mcast_check_cvars(void)
 {
     int mpi_errno = MPI_SUCCESS;
     int w = MPIR_CVAR_IBMC_MCAST_WINDOW, m = MPIR_CVAR_IBMC_MCAST_ACK_EVERY;
+    if (MPIR_CVAR_IBMC_MCAST_SUBGROUP < 0)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_SUBGROUP", MPIR_CVAR_IBMC_MCAST_SUBGROUP,
+                          "it must be 0 (from the model) or a subgroup size of at least 1");
     if (!is_pow2(w) || w < 2 || w > IBMC_MCAST_WINDOW_MAX)
         return cvar_error("MPIR_CVAR_IBMC_MCAST_WINDOW", w,
                           "it must be a power of two from 2 to 32768");
@@ -392,19 +419,161 @@ static int rank_of_qpn(const MPIDI_IBMC_mcast_chan_t * c, uint32_t qpn)
     return -1;
 }
 
-static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int kind,
-                   uint32_t a, uint32_t b, const void *pkt, size_t len)
+/* One IBMC_PKT_MCAST message to member `to`: header h, then len bytes of
+ * pkt (a multicast packet, for DATA and RELAY). */
+static int post_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to,
+                   ibmc_mcast_rc_t * h, const void *pkt, size_t len)
 {
     char buf[sizeof(ibmc_mcast_rc_t) + 4096 + sizeof(ibmc_mcast_hdr_t)];
-    ibmc_mcast_rc_t h = {.kind = (uint8_t) kind,.context_id = c->context_id,.epoch = c->epoch,
-        .a = a,.b = b
-    };
-    MPIR_Assert(len <= sizeof(buf) - sizeof(h));
-    memcpy(buf, &h, sizeof(h));
+    h->context_id = c->context_id;
+    h->epoch = c->epoch;
+    MPIR_Assert(len <= sizeof(buf) - sizeof(*h));
+    memcpy(buf, h, sizeof(*h));
     if (len)
-        memcpy(buf + sizeof(h), pkt, len);
+        memcpy(buf + sizeof(*h), pkt, len);
     return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
-                                (MPI_Aint) (sizeof(h) + len), 0, 0, 0, NULL);
+                                (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL);
+}
+
+static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int kind,
+                   uint32_t a, uint32_t b, int root, const void *pkt, size_t len)
+{
+    ibmc_mcast_rc_t h = {.kind = (uint8_t) kind,.a = a,.b = b,.root = root };
+    return post_rc(st, c, to, &h, pkt, len);
+}
+
+/* Positions [first, first + count) of root's message are missing here;
+ * gap: a later packet of that root has come, so they were sent. */
+static int send_nak(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
+                    uint32_t first, uint32_t count, int gap)
+{
+    ibmc_mcast_plan_t p = ibmc_mcast_plan(c->size, c->subgroup, root);
+    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_NAK,.flags = gap ? IBMC_MCAST_RC_F_GAP : 0,
+        .a = first,.b = count,.root = root
+    };
+    MPIDI_IBMC_pvars.mcast_naks_sent++;
+    return post_rc(st, c, ibmc_mcast_plan_ack_to(&p, c->rank), &h, NULL, 0);
+}
+
+/* A packet of root's message sent again over RC, in answer to a NAK. */
+static int send_again(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int root,
+                      const void *pkt, size_t len)
+{
+    ibmc_mcast_hdr_t ph;
+    char copy[sizeof(ph) + 4096];
+    MPIR_Assert(len >= sizeof(ph) && len <= sizeof(copy));
+    memcpy(&ph, pkt, sizeof(ph));
+    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
+    memcpy(copy, &ph, sizeof(ph));
+    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
+    MPIDI_IBMC_pvars.mcast_retransmits++;
+    return send_rc(st, c, to, IBMC_MCAST_RC_DATA, 0, 0, root, copy, len);
+}
+
+/* ---- co-roots (ibmc_mcast_coroot.h) ---- */
+
+static ibmc_mcast_plan_t plan_of(const MPIDI_IBMC_mcast_chan_t * c, int root)
+{
+    return ibmc_mcast_plan(c->size, c->subgroup, root);
+}
+
+static int is_coroot(const MPIDI_IBMC_mcast_chan_t * c, int root)
+{
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    return c->relay_ring && root >= 0 && ibmc_mcast_plan_is_coroot(&p, c->rank);
+}
+
+/* Where this member's NAKs and ACKs for root's messages go: its co-root, or
+ * the root. */
+static int ack_target(const MPIDI_IBMC_mcast_chan_t * c, int root)
+{
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    return ibmc_mcast_plan_ack_to(&p, c->rank);
+}
+
+/* Pass a packet of root's message on to the co-roots below this head. */
+static int relay_on(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
+                    const void *pkt, size_t len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    int k = ibmc_mcast_plan_children(&p, c->rank, c->kids, c->size);
+    for (int i = 0; i < k; i++) {
+        mpi_errno = send_rc(st, c, c->kids[i], IBMC_MCAST_RC_RELAY, 0, 0, root, pkt, len);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_IBMC_pvars.mcast_relays++;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* This co-root's aggregated ACK to root, if one is due
+ * (ibmc_mcast_relay_due).  With ask_laggards (the root asked, ACK_REQ) the
+ * leaves that hold the aggregate back are asked in turn, so that a dead
+ * leaf is named by its failed RC connection rather than stalling the root. */
+static int coroot_report(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
+                         int ask_laggards)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (!is_coroot(c, root))
+        return MPI_SUCCESS;
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    int nlag = 0;
+    uint32_t agg = ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released,
+                                              c->laggards, c->size, &nlag);
+    if (ibmc_mcast_relay_due(&c->relay, root, agg, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY)) {
+        mpi_errno = send_rc(st, c, root, IBMC_MCAST_RC_ACK, agg, 0, -1, NULL, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        ibmc_mcast_relay_sent(&c->relay, root, agg, c->rx.next);
+        MPIDI_IBMC_pvars.mcast_acks_sent++;
+        MPIDI_IBMC_pvars.mcast_coroot_acks++;
+    }
+    for (int i = 0; ask_laggards && i < nlag; i++) {
+        mpi_errno = send_rc(st, c, c->laggards[i], IBMC_MCAST_RC_ACK_REQ, agg, 0, -1, NULL, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_IBMC_pvars.mcast_ack_probes++;
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+/* After a leaf's ACK: the aggregates of the roots this co-root is serving
+ * now, the posted message's and the one it relays for; a retiring channel
+ * reports to every root it was a co-root of. */
+static int coroot_leaf_moved(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (c->state == IBMC_MCAST_CHAN_RETIRING) {
+        for (int r = 0; r < c->size; r++)
+            if (c->headed[r]) {
+                mpi_errno = coroot_report(st, c, r, 0);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        goto fn_exit;
+    }
+    mpi_errno = coroot_report(st, c, c->rx.ack_root, 0);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (c->relay_root != c->rx.ack_root)
+        mpi_errno = coroot_report(st, c, c->relay_root, 0);
+  fn_exit:
+  fn_fail:
+    return mpi_errno;
+}
+
+/* Every leaf this co-root served has delivered all this process has: the
+ * retiring channel no longer needs its relay ring. */
+static int coroot_settled(const MPIDI_IBMC_mcast_chan_t * c)
+{
+    if (!c->relay_ring)
+        return 1;
+    for (int r = 0; r < c->size; r++) {
+        ibmc_mcast_plan_t p = plan_of(c, r);
+        if (c->headed[r] &&
+            ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released, NULL, 0,
+                                       NULL) != c->rx.next)
+            return 0;
+    }
+    return 1;
 }
 
 /* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
@@ -412,13 +581,12 @@ static int after_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_mcast_range_t r[IBMC_MCAST_NAK_RANGES];
-    if (c->rx.posted) {
+    /* a co-root gets every packet by relay: a gap is a relay on its way */
+    if (c->rx.posted && !is_coroot(c, c->rx.root)) {
         int n = ibmc_mcast_rx_missing(&c->rx, 0, r, IBMC_MCAST_NAK_RANGES);
         for (int i = 0; i < n; i++) {
-            mpi_errno = send_rc(st, c, c->rx.root, IBMC_MCAST_RC_NAK, r[i].first, r[i].count,
-                                NULL, 0);
+            mpi_errno = send_nak(st, c, c->rx.root, r[i].first, r[i].count, 1);
             MPIR_ERR_CHECK(mpi_errno);
-            MPIDI_IBMC_pvars.mcast_naks_sent++;
         }
         /* the answer takes a round trip: the NAK timeout starts again */
         if (n) {
@@ -428,20 +596,44 @@ static int after_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
         }
     }
     if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
-        int to = c->rx.ack_root;
-        mpi_errno = send_rc(st, c, to, IBMC_MCAST_RC_ACK, ibmc_mcast_rx_ack_take(&c->rx), 0,
-                            NULL, 0);
+        int root = c->rx.ack_root;
+        uint32_t pos = ibmc_mcast_rx_ack_take(&c->rx);
+        if (is_coroot(c, root)) {
+            /* a co-root's ACK speaks for its leaves: it goes as they catch up */
+            c->relay.owed[root] = 1;
+            mpi_errno = coroot_report(st, c, root, 0);
+        } else {
+            mpi_errno = send_rc(st, c, ack_target(c, root), IBMC_MCAST_RC_ACK, pos, 0, -1, NULL, 0);
+            MPIDI_IBMC_pvars.mcast_acks_sent++;
+        }
         MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_IBMC_pvars.mcast_acks_sent++;
     }
   fn_fail:
     return mpi_errno;
 }
 
+/* A packet of src's message, by multicast or (via_rc) in answer to a NAK;
+ * a co-root keeps a copy of each new one and relays it on. */
 static int deliver(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, const void *pkt,
                    size_t len, int src, int via_rc)
 {
+    int mpi_errno = MPI_SUCCESS;
     ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
+    if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && is_coroot(c, src)) {
+        const void *kept = ibmc_mcast_relay_keep(&c->relay, pkt, len, src);
+        ibmc_mcast_hdr_t h;
+        memcpy(&h, kept, sizeof(h));
+        c->headed[src] = 1;
+        c->relay_root = src;
+        mpi_errno = relay_on(st, c, src, kept, len);
+        MPIR_ERR_CHECK(mpi_errno);
+        /* leaves that asked for it before it came */
+        int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
+        for (int i = 0; i < n; i++) {
+            mpi_errno = send_again(st, c, c->kids[i], src, kept, len);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
     if (via_rc && c->nak_sent_at > 0) {
         /* The NAK timeout learns from its answers.  Each one times a round
          * trip (from the last NAK: close enough), and the timeout stays above
@@ -470,7 +662,9 @@ static int deliver(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, const v
             MPIDI_IBMC_pvars.mcast_dropped++;
             break;
     }
-    return after_packet(st, c);
+    mpi_errno = after_packet(st, c);
+  fn_fail:
+    return mpi_errno;
 }
 
 /* A multicast receive buffer: find its channel and sender, then deliver. */
@@ -492,7 +686,7 @@ static int handle_probe(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
     if (c->probe_seen)
         return MPI_SUCCESS;
     c->probe_seen = 1;
-    return send_rc(st, c, 0, IBMC_MCAST_RC_PROBE_ACK, 0, 0, NULL, 0);
+    return send_rc(st, c, 0, IBMC_MCAST_RC_PROBE_ACK, 0, 0, -1, NULL, 0);
 }
 
 static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int idx, uint32_t len,
@@ -681,7 +875,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
         next = c->next;
         if (c->state == IBMC_MCAST_CHAN_RETIRING &&
-            (ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 ||
+            ((ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 && coroot_settled(c)) ||
              MPIDI_IBMC_now() > c->retire_deadline))
             chan_release(st, mc, c);
     }
@@ -708,33 +902,54 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
     }
     switch (h.kind) {
         case IBMC_MCAST_RC_ACK:
-            ibmc_mcast_tx_ack(&c->tx, from, h.a);
+            /* to this process as a root, from a member of its subgroup or a
+             * co-root; and as a co-root, from a leaf (the same position
+             * serves both: ACKs count the communicator's stream) */
+            if (!c->ackers || c->ackers[from])
+                ibmc_mcast_tx_ack(&c->tx, from, h.a);
+            if (c->relay_ring && ibmc_mcast_relay_leaf_ack(&c->relay, from, h.a) > 0) {
+                mpi_errno = coroot_leaf_moved(st, c);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
             break;
         case IBMC_MCAST_RC_NAK:{
+                /* from this process's ring if the message was its own, else
+                 * from what it kept as a co-root */
                 uint32_t count = MPL_MIN(h.b, c->tx.window);
                 for (uint32_t i = 0; i < count; i++) {
                     const void *pkt;
                     size_t len;
-                    if (!ibmc_mcast_tx_lookup(&c->tx, h.a + i, &pkt, &len))
+                    int root = c->rank;
+                    if (h.root == c->rank) {
+                        if (!ibmc_mcast_tx_lookup(&c->tx, h.a + i, &pkt, &len))
+                            continue;
+                    } else if (!c->relay_ring) {
                         continue;
-                    ibmc_mcast_hdr_t ph;
-                    memcpy(&ph, pkt, sizeof(ph));
-                    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
-                    char copy[sizeof(ph) + 4096];
-                    memcpy(copy, &ph, sizeof(ph));
-                    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
-                    mpi_errno = send_rc(st, c, from, IBMC_MCAST_RC_DATA, 0, 0, copy, len);
+                    } else if (!ibmc_mcast_relay_lookup(&c->relay, h.a + i, &pkt, &len, &root)) {
+                        /* not here yet: a gap's packet was sent, so it is on
+                         * its way by relay; a timed-out leaf may be asking
+                         * for one its root has not sent, which multicast
+                         * will bring */
+                        if (h.flags & IBMC_MCAST_RC_F_GAP)
+                            ibmc_mcast_relay_wait(&c->relay, from, h.a + i);
+                        continue;
+                    }
+                    mpi_errno = send_again(st, c, from, root, pkt, len);
                     MPIR_ERR_CHECK(mpi_errno);
-                    MPIDI_IBMC_pvars.mcast_retransmits++;
                 }
                 break;
             }
         case IBMC_MCAST_RC_ACK_REQ:
             /* an ACK states how far this member has delivered, which is
-             * true whoever asks; the asker is a member (checked above) */
-            if (c->state == IBMC_MCAST_CHAN_READY) {
+             * true whoever asks; the asker is a member (checked above).  A
+             * co-root answers a root for its whole subgroup. */
+            if (c->state == IBMC_MCAST_CHAN_READY && is_coroot(c, from)) {
+                c->relay.owed[from] = 1;
+                mpi_errno = coroot_report(st, c, from, 1);
+                MPIR_ERR_CHECK(mpi_errno);
+            } else if (c->state == IBMC_MCAST_CHAN_READY) {
                 mpi_errno = send_rc(st, c, from, IBMC_MCAST_RC_ACK, ibmc_mcast_rx_ack_take(&c->rx),
-                                    0, NULL, 0);
+                                    0, -1, NULL, 0);
                 MPIR_ERR_CHECK(mpi_errno);
                 MPIDI_IBMC_pvars.mcast_acks_sent++;
             } else {
@@ -751,11 +966,21 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
             }
             break;
         case IBMC_MCAST_RC_DATA:
-            if (c->state == IBMC_MCAST_CHAN_READY) {
-                mpi_errno = deliver(st, c, payload + sizeof(h), plen - sizeof(h), from, 1);
-                MPIR_ERR_CHECK(mpi_errno);
+        case IBMC_MCAST_RC_RELAY:{
+                /* the root it names is believed only if the plan lets this
+                 * sender pass that root's packets to this process */
+                ibmc_mcast_plan_t p = plan_of(c, h.root);
+                if (h.root < 0 || h.root >= c->size || !ibmc_mcast_plan_may_send(&p, from, c->rank)) {
+                    MPIDI_IBMC_pvars.mcast_dropped++;
+                    break;
+                }
+                if (c->state == IBMC_MCAST_CHAN_READY) {
+                    mpi_errno = deliver(st, c, payload + sizeof(h), plen - sizeof(h), h.root,
+                                        h.kind == IBMC_MCAST_RC_DATA);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                break;
             }
-            break;
         default:
             MPIDI_IBMC_pvars.mcast_dropped++;
             break;
@@ -808,6 +1033,14 @@ static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
     MPL_free(c->roots);
     MPL_free(c->probe_acked);
     MPL_free(c->laggards);
+    MPL_free(c->ackers);
+    MPL_free(c->kids);
+    MPL_free(c->relay_ring);
+    MPL_free(c->relay_ring_root);
+    MPL_free(c->leaf_acked);
+    MPL_free(c->agg_sent);
+    MPL_free(c->owed);
+    MPL_free(c->headed);
     MPL_free(c);
 }
 
@@ -820,7 +1053,8 @@ static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
         printf("ibmc-stats: rank %d mcast context %#x epoch %u size %d: rx delivered %llu held "
                "%llu duplicate %llu malformed %llu foreign %llu stale %llu out_of_window %llu "
                "wrong_source %llu mismatch %llu; tx packets %llu acks %llu old_acks %llu "
-               "retransmits %llu early_naks %llu stale_naks %llu bogus_naks %llu\n",
+               "retransmits %llu early_naks %llu stale_naks %llu bogus_naks %llu; co-root "
+               "subgroup %d kept %llu served %llu misses %llu waits %llu leaf_acks %llu\n",
                st->my_rank, c->context_id, c->epoch, c->size,
                (unsigned long long) n[IBMC_MCAST_RX_DELIVERED],
                (unsigned long long) n[IBMC_MCAST_RX_HELD],
@@ -834,7 +1068,10 @@ static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                (unsigned long long) c->tx.packets, (unsigned long long) c->tx.acks,
                (unsigned long long) c->tx.old_acks, (unsigned long long) c->tx.retransmits,
                (unsigned long long) c->tx.early_naks, (unsigned long long) c->tx.stale_naks,
-               (unsigned long long) c->tx.bogus_naks);
+               (unsigned long long) c->tx.bogus_naks, c->subgroup,
+               (unsigned long long) c->relay.kept, (unsigned long long) c->relay.served,
+               (unsigned long long) c->relay.misses, (unsigned long long) c->relay.waits,
+               (unsigned long long) c->relay.leaf_acks);
         fflush(stdout);
     }
     for (MPIDI_IBMC_mcast_chan_t ** p = &mc->chans; *p; p = &(*p)->next)
@@ -939,6 +1176,22 @@ static int group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int k, c
     return 0;
 }
 
+/* Members per co-root subgroup (MPIR_CVAR_IBMC_MCAST_SUBGROUP).  Its 0 is
+ * the model's choice: the root spends T_um*log2(n/s) relaying a packet to
+ * the co-roots and T_pack*s/M on the ACKs of its s - 1 leaves and its
+ * co-roots, each of which acknowledges once every M packets (seed 000
+ * §7.2's cost, with §4.4's delayed ACKs, which the seed says combine with
+ * co-roots); the minimum, s = M*T_um/(T_pack*ln 2), is 2*M with the
+ * published InfiniBand parameters (bench/model.py coroots).  No M (ACKs
+ * only when asked) leaves no ACK load to share: no co-roots. */
+static int subgroup_size(int size)
+{
+    int s = MPIR_CVAR_IBMC_MCAST_SUBGROUP, m = MPIR_CVAR_IBMC_MCAST_ACK_EVERY;
+    if (s == 0)
+        s = m ? 2 * m : size;
+    return MPL_MIN(s, size);
+}
+
 static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR_Comm * comm)
 {
     uint32_t w = (uint32_t) MPIR_CVAR_IBMC_MCAST_WINDOW;
@@ -957,6 +1210,21 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     c->ring = MPL_aligned_alloc(4096, (size_t) w * slot, MPL_MEM_BUFFER);
     if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->laggards || !c->acked || !c->slots || !c->slot_mem || !c->ring)
         return -1;
+    c->subgroup = subgroup_size(c->size);
+    c->relay_root = -1;
+    if (c->subgroup < c->size) {
+        c->ackers = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+        c->kids = MPL_calloc(c->size, sizeof(int), MPL_MEM_OTHER);
+        c->relay_ring = MPL_malloc((size_t) w * slot, MPL_MEM_BUFFER);
+        c->relay_ring_root = MPL_calloc(w, sizeof(int), MPL_MEM_OTHER);
+        c->leaf_acked = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+        c->agg_sent = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+        c->owed = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+        c->headed = MPL_calloc(c->size, 1, MPL_MEM_OTHER);
+        if (!c->ackers || !c->kids || !c->relay_ring || !c->relay_ring_root || !c->leaf_acked ||
+            !c->agg_sent || !c->owed || !c->headed)
+            return -1;
+    }
     for (int r = 0; r < c->size; r++)
         c->world[r] = MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
     return 0;
@@ -1153,6 +1421,14 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     ibmc_mcast_rx_init(&c->rx, id, mc->payload_max, w, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY,
                        (uint32_t) c->rank, c->slots, c->slot_mem);
     ibmc_mcast_tx_init(&c->tx, id, mc->payload_max, w, c->size, c->rank, c->acked, c->ring);
+    if (c->relay_ring) {
+        ibmc_mcast_plan_t mine_as_root = plan_of(c, c->rank);
+        for (int m = 0; m < c->size; m++)
+            c->ackers[m] = ibmc_mcast_plan_ack_to(&mine_as_root, m) == c->rank;
+        ibmc_mcast_tx_set_ackers(&c->tx, c->ackers);
+        ibmc_mcast_relay_init(&c->relay, c->size, c->rank, w, mc->payload_max, c->relay_ring,
+                              c->relay_ring_root, c->leaf_acked, c->agg_sent, c->owed);
+    }
     c->nak_timeout = MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT * 1e-6;
 
     /* third round: did the probe reach everyone */
@@ -1219,6 +1495,11 @@ static int root_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
             return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc);
         MPIDI_IBMC_pvars.mcast_pkts_sent++;
         MPIDI_IBMC_pvars.mcast_bytes_sent += len;
+        if (c->relay_ring) {
+            int mpi_errno = relay_on(st, c, c->rank, pkt, len);
+            if (mpi_errno)
+                return mpi_errno;
+        }
     }
     return MPI_SUCCESS;
 }
@@ -1246,7 +1527,7 @@ static int probe_laggards(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
      * that stay behind are asked too */
     int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
     for (int i = 0; i < n; i++) {
-        mpi_errno = send_rc(st, c, c->laggards[i], IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0,
+        mpi_errno = send_rc(st, c, c->laggards[i], IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, -1,
                             NULL, 0);
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_IBMC_pvars.mcast_ack_probes++;
@@ -1343,10 +1624,8 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
                 ibmc_mcast_range_t r[IBMC_MCAST_NAK_RANGES];
                 int n = ibmc_mcast_rx_missing(&c->rx, 1, r, IBMC_MCAST_NAK_RANGES);
                 for (int i = 0; i < n; i++) {
-                    mpi_errno = send_rc(st, c, root, IBMC_MCAST_RC_NAK, r[i].first, r[i].count,
-                                        NULL, 0);
+                    mpi_errno = send_nak(st, c, root, r[i].first, r[i].count, 0);
                     MPIR_ERR_CHECK(mpi_errno);
-                    MPIDI_IBMC_pvars.mcast_naks_sent++;
                 }
                 quiet_since = now;
                 if (n) {
@@ -1404,17 +1683,25 @@ int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
      * can free what it kept for NAKs; this process's own ring stays, to
      * answer NAKs, until every member has said the same (or a deadline). */
     uint32_t end = c->rx.next;
-    for (int r = 0; r < c->size; r++) {
-        if (r != c->rank && c->roots[r]) {
-            mpi_errno = send_rc(st, c, r, IBMC_MCAST_RC_ACK, end, 0, NULL, 0);
-            MPIR_ERR_CHECK(mpi_errno);
-            MPIDI_IBMC_pvars.mcast_acks_sent++;
-        }
-    }
     c->state = IBMC_MCAST_CHAN_RETIRING;
     c->retire_deadline = MPIDI_IBMC_now() + IBMC_MCAST_RETIRE_SECONDS;
-    /* a communicator whose root never sent anything has nothing to keep */
-    if (!c->roots[c->rank])
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank || !c->roots[r])
+            continue;
+        if (is_coroot(c, r)) {
+            /* for its subgroup, as its leaves' last ACKs come in */
+            c->headed[r] = 1;
+            c->relay.owed[r] = 1;
+            mpi_errno = coroot_report(st, c, r, 0);
+        } else {
+            mpi_errno = send_rc(st, c, ack_target(c, r), IBMC_MCAST_RC_ACK, end, 0, -1, NULL, 0);
+            MPIDI_IBMC_pvars.mcast_acks_sent++;
+        }
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* a process that never sent anything and whose leaves, if it was a
+     * co-root, have all it had, has nothing to keep */
+    if (!c->roots[c->rank] && coroot_settled(c))
         chan_release(st, st->mcast, c);
   fn_fail:
     return mpi_errno;

@@ -6,9 +6,9 @@
 /* The hardware-multicast channel's verbs side (ibmc_mcast.c): the process's
  * multicast queue pair with its own completion queue and receive pool, the
  * pool of groups joined through rdma_cm that communicators share
- * (ibmc_mcast_pool.h), and the RC messages that carry ACKs, NAKs and
- * retransmissions.  The protocol itself is in the
- * verbs-free ibmc_mcast_rx.c and ibmc_mcast_tx.c. */
+ * (ibmc_mcast_pool.h), and the RC messages that carry ACKs, NAKs,
+ * retransmissions and relays to co-roots.  The protocol itself is in the
+ * verbs-free ibmc_mcast_rx.c, ibmc_mcast_tx.c and ibmc_mcast_coroot.c. */
 
 #ifndef IBMC_MCAST_H_INCLUDED
 #define IBMC_MCAST_H_INCLUDED
@@ -17,24 +17,35 @@
 #include <rdma/rdma_cma.h>
 #include "ibmc_mcast_rx.h"
 #include "ibmc_mcast_tx.h"
+#include "ibmc_mcast_coroot.h"
 #include "ibmc_mcast_faults.h"
 #include "ibmc_mcast_pool.h"
 
 /* The payload of an IBMC_PKT_MCAST packet on RC. */
 enum {
-    IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position */
-    IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) are missing */
-    IBMC_MCAST_RC_DATA = 3,     /* a multicast packet follows, sent again */
+    IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position (a co-root's:
+                                 * its subgroup's) */
+    IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) of root's message are missing */
+    IBMC_MCAST_RC_DATA = 3,     /* a packet of root's message follows, sent again for a NAK */
     IBMC_MCAST_RC_ACK_REQ = 4,  /* the root's window is stuck on the receiver: ACK now */
-    IBMC_MCAST_RC_PROBE_ACK = 5 /* the routing probe reached this member */
+    IBMC_MCAST_RC_PROBE_ACK = 5,        /* the routing probe reached this member */
+    IBMC_MCAST_RC_RELAY = 6     /* a packet of root's message follows, for a co-root */
+};
+
+enum {
+    /* a NAK of a gap: the root sent a later packet, so these were sent too */
+    IBMC_MCAST_RC_F_GAP = 1
 };
 
 typedef struct {
     uint8_t kind;               /* IBMC_MCAST_RC_* */
-    uint8_t reserved[3];
+    uint8_t flags;              /* IBMC_MCAST_RC_F_* */
+    uint8_t reserved[2];
     uint32_t context_id;
     uint32_t epoch;
     uint32_t a, b;
+    int32_t root;               /* NAK, DATA, RELAY: the root of the message; checked
+                                 * against the plan before it is believed */
 } ibmc_mcast_rc_t;
 
 enum {
@@ -70,6 +81,17 @@ typedef struct MPIDI_IBMC_mcast_chan {
     uint32_t *acked;
     unsigned char *ring;
     struct ibv_mr *ring_mr;
+    /* co-roots (ibmc_mcast_coroot.h): with subgroup < size */
+    int subgroup;               /* members per subgroup: MPIR_CVAR_IBMC_MCAST_SUBGROUP */
+    unsigned char *ackers;      /* by member: acknowledges to this process as root */
+    int *kids;                  /* room for every member: co-roots to relay to */
+    ibmc_mcast_relay_t relay;   /* this process as a co-root */
+    unsigned char *relay_ring;
+    int *relay_ring_root;
+    uint32_t *leaf_acked, *agg_sent;
+    unsigned char *owed;
+    unsigned char *headed;      /* by root: this process was its co-root */
+    int relay_root;             /* root of the last packet kept for relaying, or -1 */
     int mismatch;               /* the posted message's root sent another length */
     double nak_timeout;         /* seconds of silence before a NAK; adapts (deliver()) */
     double nak_sent_at;         /* when the last NAK went out */

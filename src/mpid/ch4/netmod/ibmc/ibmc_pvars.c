@@ -79,9 +79,14 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(mcast_retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
     IBMC_PVAR(mcast_ack_probes,
-              "ACK requests this process sent over RC as a root whose window stayed full: to "
-              "the members holding it back.  A member that died fails the request, which "
-              "ends the job naming it.");
+              "ACK requests this process sent over RC as a root whose window stayed full, or "
+              "as a co-root so asked: to the members holding it back.  A member that died "
+              "fails the request, which ends the job naming it.");
+    IBMC_PVAR(mcast_relays,
+              "Multicast packets this process sent over RC to co-roots, as a root or as a "
+              "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP).");
+    IBMC_PVAR(mcast_coroot_acks,
+              "Acknowledgements this process sent as a co-root, each covering its subgroup.");
     IBMC_PVAR(mcast_duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR(mcast_dropped,

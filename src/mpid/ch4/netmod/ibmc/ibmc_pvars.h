@@ -38,7 +38,9 @@ typedef struct {
     unsigned long long mcast_acks_sent;
     unsigned long long mcast_naks_sent; /* NAK messages sent (each names a range) */
     unsigned long long mcast_retransmits;       /* packets sent again over RC for NAKs */
-    unsigned long long mcast_ack_probes;        /* ACK requests a stuck root sent over RC */
+    unsigned long long mcast_ack_probes;        /* ACK requests a stuck root (or a co-root) sent over RC */
+    unsigned long long mcast_relays;    /* packets sent over RC to co-roots */
+    unsigned long long mcast_coroot_acks;       /* ACKs sent as a co-root, for a subgroup */
     unsigned long long mcast_duplicates;        /* packets dropped as already delivered or held */
     unsigned long long mcast_dropped;   /* foreign, stale, malformed, wrong-source, out-of-window */
     unsigned long long mcast_faults;    /* packets the fault injector dropped */
