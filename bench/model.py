@@ -28,14 +28,17 @@
 #   co-roots:     T_rc = 2*T_cc(m) + T_ud + T_pp(m)*log2(n/s); a co-root
 #                 completes at min(T_rc, T_sr), any other node at T_sr; the
 #                 latency is the maximum over nodes (seed 000 §7.1).
-#   validate compares ibmc_mcast with T_sr: the netmod builds no co-roots
-#   (doc/design.md), every member acknowledges the root itself.
+#   validate compares ibmc_mcast with T_sr: at the validated sizes (4 and 8
+#   nodes) the channel's default subgroup (32) gives no co-roots.
 #   Layout RANKS:NODES with ppn = RANKS/NODES > 1: the measured broadcast
 #   also has an intra-node stage (CH4 shared memory), T_shm*ceil(log2 ppn),
 #   modelled only when a T_shm parameter exists.
 #   Co-root count (seed 000 §7.2): time at the root per broadcast in a
 #   throughput test, T_cc + T_ud + T_um*log2(n/s) + T_pack*s, minimised
-#   over s (the subgroup size; n/s co-roots).
+#   over s (the subgroup size; n/s co-roots).  With each member ACKing once
+#   every M packets (seed 000 §4.4) the ACK term is T_pack*s/M, and the
+#   minimum moves to s = M*T_um/(T_pack*ln 2): 2*M with the published
+#   parameters, the channel's default MPIR_CVAR_IBMC_MCAST_SUBGROUP.
 #
 # Allgather (seed 001 §4; the plan of src/.../ibmc_noderd.h): N nodes, p
 # processes per node, m bytes per rank, P the largest power of two <= N.
@@ -195,10 +198,13 @@ def intra_node_stage(P, ppn):
 
 # ---------------------------------------------------------------- co-roots
 
-def coroot_root_time(P, n, s):
-    """Seed 000 §7.2: the root's time per broadcast in a throughput test."""
+def coroot_root_time(P, n, s, ack_every=1):
+    """Seed 000 §7.2: the root's time per broadcast in a throughput test.
+    ack_every = M > 1: each member acknowledges once every M packets (seed
+    000 §4.4's delayed ACK, the channel's MPIR_CVAR_IBMC_MCAST_ACK_EVERY),
+    so the ACK term per packet is T_pack*s/M; §7.2 as written is M = 1."""
     return (get(P, "T_cc") + get(P, "T_ud") + get(P, "T_um") * math.log2(n / s)
-            + get(P, "T_pack") * s)
+            + get(P, "T_pack") * s / ack_every)
 
 
 def subgroup_sizes(n):
@@ -209,11 +215,11 @@ def subgroup_sizes(n):
     return sizes
 
 
-def best_subgroup(P, n):
+def best_subgroup(P, n, ack_every=1):
     """(s, root time) minimising the root time; ties go to the smaller s."""
     best = None
     for s in subgroup_sizes(n):
-        t = coroot_root_time(P, n, s)
+        t = coroot_root_time(P, n, s, ack_every)
         if best is None or t < best[1] - 1e-12:
             best = (s, t)
     return best
@@ -685,7 +691,10 @@ def _allgather_projection(out, P, nodes, m, ppns):
 
 # ---------------------------------------------------------------- coroots
 
-def coroots_text(params, n):
+CHANNEL_ACK_EVERY = 16   # MPIR_CVAR_IBMC_MCAST_ACK_EVERY's default
+
+
+def coroots_text(params, n, ack_every=CHANNEL_ACK_EVERY):
     P = bd.params_dict(params)
     s_best, t_best = best_subgroup(P, n)
     rows = []
@@ -700,6 +709,15 @@ def coroots_text(params, n):
         ideal = P["T_um"] / (P["T_pack"] * math.log(2))
         out.append(f"(continuous optimum s = T_um / (T_pack ln 2) = {ideal:.2f}; seed 000 §7.2 "
                    f"chose 128 co-roots of 1024 nodes, s = 8, for its testbed)")
+    if ack_every > 1:
+        s_m, t_m = best_subgroup(P, n, ack_every)
+        out += ["", f"With one ACK every M = {ack_every} packets per member (seed 000 §4.4's "
+                f"delayed ACK; MPIR_CVAR_IBMC_MCAST_ACK_EVERY), the ACK term is T_pack*s/M:",
+                f"choice with M = {ack_every}: s = {s_m}, {n // s_m} co-roots, "
+                f"{bd.fmt(t_m, 3)} µs at the root"]
+        if "T_um" in P and "T_pack" in P and P["T_pack"] > 0:
+            out.append(f"(continuous optimum s = M T_um / (T_pack ln 2) = "
+                       f"{ack_every * ideal:.2f})")
     return "\n".join(out) + "\n"
 
 
@@ -736,6 +754,9 @@ def main(argv=None):
     r = sub.add_parser("coroots", help="seed 000 §7.2's optimal co-root count")
     r.add_argument("params", help="a params file or 'published'")
     r.add_argument("--nodes", type=int, required=True)
+    r.add_argument("--ack-every", type=int, default=CHANNEL_ACK_EVERY,
+                   help=f"packets per ACK of each member (default {CHANNEL_ACK_EVERY}, the "
+                        f"channel's); 1 is §7.2 as written")
     a = ap.parse_args(argv)
 
     try:
@@ -755,7 +776,9 @@ def main(argv=None):
                                  "hardware; assumptions labelled):\n\n" + published_table() + "\n\n")
             sys.stdout.write(project_text(params, a.nodes, a.bytes, a.ppn))
         elif a.cmd == "coroots":
-            sys.stdout.write(coroots_text(load_params(a.params), a.nodes))
+            if a.ack_every < 1:
+                raise ValueError(f"--ack-every {a.ack_every}: expected 1 or more")
+            sys.stdout.write(coroots_text(load_params(a.params), a.nodes, a.ack_every))
     except MissingParam as e:
         print(f"model.py: the parameters lack {e}", file=sys.stderr)
         return 1

@@ -282,7 +282,8 @@ def _section_model(s, out, outdir, params, P):
     s += [f"### Co-roots (seed 000 §7.2), {COROOT_NODES} nodes", "", "With this run's parameters:", ""]
     s += [_guarded(lambda: model.coroots_text(params, COROOT_NODES))]
     pub = model.coroots_text(published, COROOT_NODES).rstrip("\n").splitlines()
-    s += ["With the published parameters: " + next(l for l in pub if l.startswith("choice:")), ""]
+    s += ["With the published parameters: " + next(l for l in pub if l.startswith("choice:")),
+          "", "and " + next(l for l in pub if l.startswith("choice with M")), ""]
 
 
 def _guarded(make):

@@ -56,6 +56,7 @@ check() {
 
 # contains FILE TEXT: the file has the text (fixed string)
 contains() { grep -qF -- "$2" "$1"; }
+not_contains() { ! grep -qF -- "$2" "$1"; }
 
 # ---------------------------------------------------------------- model.py
 
@@ -183,6 +184,11 @@ check "validate with T_shm: every row modelled" contains "$tmp/validate-shm.out"
 "$PY" bench/model.py coroots "$expected" --nodes 1024 > "$tmp/coroots.out" 2>&1
 check "coroots: s = 2, 512 co-roots at 1024 nodes" \
     contains "$tmp/coroots.out" "choice: s = 2, 512 co-roots, 222.400 µs at the root"
+check "coroots with the channel's ACK every 16: s = 32 (T_pack*s/M)" \
+    contains "$tmp/coroots.out" "choice with M = 16: s = 32, 32 co-roots, 142.400 µs at the root"
+"$PY" bench/model.py coroots "$expected" --nodes 1024 --ack-every 1 > "$tmp/coroots-1.out" 2>&1
+check "coroots --ack-every 1: §7.2 as written, no delayed-ACK choice" \
+    not_contains "$tmp/coroots-1.out" "choice with M"
 
 mkdir -p "$tmp/partial/bcast"
 cp "$out/bcast/raw.txt" "$tmp/partial/bcast/"
