@@ -11,12 +11,17 @@
 # go to _build/bench/bcast-<date>/.  Inputs: IBMC_PREFIX (default
 # $IBMC_CACHE/install/ibmc-default), REPS, LAYOUTS (ranks:pretend nodes),
 # ITERS (broadcasts per size and test), MAX (largest size), SKEW (µs, 400),
-# TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto").
+# TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto";
+# ibmc_mcast:coroots2 is ibmc_mcast with MPIR_CVAR_IBMC_MCAST_SUBGROUP=2,
+# co-roots at any size), SKEWS (the skew test again at each of these µs, up
+# to SWEEP_MAX bytes: time in MPI_Bcast against skew; default "0 100 400
+# 1600", empty for none), SWEEP_MAX (1024).
 set -uo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 bench_paths
 REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-50} MAX=${MAX:-65536} SKEW=${SKEW:-400}
 TESTS=${TESTS:-"latency rate skew"} ALGOS=${ALGOS:-"ibmc_mcast binomial auto"}
+SKEWS=${SKEWS-"0 100 400 1600"} SWEEP_MAX=${SWEEP_MAX:-1024}
 out=${BCAST_BENCH_OUT:-$top/_build/bench/bcast-$(date +%Y%m%d-%H%M%S)}
 
 if bench_needs_vm; then
@@ -25,6 +30,7 @@ if bench_needs_vm; then
     # the VM passes only some of the environment on: name the settings
     exec "$top/test/vm/run-fabric" env IBMC_PREFIX="$prefix" REPS="$REPS" LAYOUTS="$LAYOUTS" \
         ITERS="$ITERS" MAX="$MAX" SKEW="$SKEW" TESTS="$TESTS" ALGOS="$ALGOS" \
+        SKEWS="$SKEWS" SWEEP_MAX="$SWEEP_MAX" \
         BCAST_BENCH_OUT="$out" bash "$0"
 fi
 mkdir -p "$out"
@@ -35,13 +41,21 @@ bench_conditions "$out/conditions.txt" "skew $SKEW (us, the most a receiver is d
 for rep in $(seq 1 "$REPS"); do
     for layout in $LAYOUTS; do
         np=${layout%%:*} nodes=${layout##*:}
-        for test in $TESTS; do
-            for algo in $ALGOS; do
-                log=$out/$algo-$np-$nodes-$test-$rep.log
+        # test:skew:max, the skew sweep's points after the tests
+        runs=""
+        for test in $TESTS; do runs="$runs $test:$SKEW:$MAX"; done
+        case " $TESTS " in *" skew "*) for s in $SKEWS; do runs="$runs skewsweep:$s:$SWEEP_MAX"; done ;; esac
+        for run in $runs; do
+            IFS=: read -r test skew max <<< "$run"
+            for name in $ALGOS; do
+                algo=${name%%:*} subgroup=0
+                case $name in *:coroots2) subgroup=2 ;; esac
+                log=$out/$name-$np-$nodes-$test-$skew-$rep.log
                 MPIR_CVAR_BCAST_INTRA_ALGORITHM=$algo MPIR_CVAR_NUM_CLIQUES=$nodes \
-                    timeout 900 mpiexec -n "$np" "$bin" "$test" "$MAX" "$ITERS" "$SKEW" > "$log" 2>&1 ||
-                    echo "bcast-compare: $algo $np:$nodes $test rep $rep failed (see $log)" >&2
-                sed -n "s/^bcast-bench: /$algo $np $nodes /p" "$log" >> "$out/raw.txt"
+                    MPIR_CVAR_IBMC_MCAST_SUBGROUP=$subgroup \
+                    timeout 900 mpiexec -n "$np" "$bin" "$test" "$max" "$ITERS" "$skew" > "$log" 2>&1 ||
+                    echo "bcast-compare: $name $np:$nodes $test rep $rep failed (see $log)" >&2
+                sed -n "s/^bcast-bench: /$name $np $nodes /p" "$log" >> "$out/raw.txt"
             done
         done
     done
@@ -53,7 +67,7 @@ vals = defaultdict(list)
 units = {}
 for line in open(sys.argv[1]):
     algo, np_, nodes, test, size, value, unit = line.split()[:7]
-    if test == "pt2pt":
+    if test in ("pt2pt", "skewsweep"):
         continue
     vals[(np_, nodes, test, int(size), algo)].append(float(value))
     units[test] = unit

@@ -32,10 +32,12 @@ def median(values):
 # ---------------------------------------------------------------- raw files
 
 class BcastData:
-    """bcast/raw.txt: values[(test, algo, ranks, nodes, size)] = [v, ...]."""
+    """bcast/raw.txt: values[(test, algo, ranks, nodes, size)] = [v, ...];
+    the skew sweep apart: sweep[(algo, ranks, nodes, size, skew)] = [v, ...]."""
 
     def __init__(self):
         self.values = defaultdict(list)
+        self.sweep = defaultdict(list)
         self.units = {}
         self.skipped = 0
         self.extra = {}      # NAME -> value for lines such as "T_shm 0.8 us"
@@ -46,6 +48,13 @@ class BcastData:
 
     def tests(self):
         return sorted({k[0] for k in self.values})
+
+    def skew_sweep(self):
+        """{(algo, ranks, nodes, size): [(skew µs, median µs), ...] by skew}."""
+        out = defaultdict(list)
+        for (algo, ranks, nodes, size, skew), v in sorted(self.sweep.items()):
+            out[(algo, ranks, nodes, size)].append((skew, median(v)))
+        return dict(out)
 
 
 class AllgatherData:
@@ -113,6 +122,13 @@ def read_bcast(path):
             algo, ranks, nodes, test, size, value = f[0], int(f[1]), int(f[2]), f[3], int(f[4]), float(f[5])
         except (IndexError, ValueError):
             data.skipped += 1
+            continue
+        if test == "skewsweep":
+            # "... skewsweep SIZE VALUE us SKEW": one point of the sweep
+            try:
+                data.sweep[(algo, ranks, nodes, size, float(f[7]))].append(value)
+            except (IndexError, ValueError):
+                data.skipped += 1
             continue
         data.values[(test, algo, ranks, nodes, size)].append(value)
         if len(f) > 6:

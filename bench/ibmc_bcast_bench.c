@@ -14,10 +14,13 @@
  *            broadcasts completed per second;
  *   skew     (§6.4) a barrier, then every receiver waits a random time of up
  *            to SKEW microseconds before MPI_Bcast: the mean time spent in
- *            MPI_Bcast.
+ *            MPI_Bcast;
+ *   skewsweep the same, for one point of a sweep over SKEW: its lines also
+ *            name the SKEW (bench/bcast-compare.sh runs several).
  *
- * usage: ibmc_bcast_bench latency|rate|skew [MAX_BYTES [ITERS [SKEW_US]]]
- * Prints "bcast-bench: TEST SIZE VALUE UNIT" lines from rank 0. */
+ * usage: ibmc_bcast_bench latency|rate|skew|skewsweep [MAX_BYTES [ITERS [SKEW_US]]]
+ * Prints "bcast-bench: TEST SIZE VALUE UNIT" lines from rank 0, and for
+ * skewsweep "bcast-bench: skewsweep SIZE VALUE us SKEW_US". */
 
 #include <mpi.h>
 #include <stdio.h>
@@ -99,9 +102,12 @@ int main(int argc, char **argv)
                 printf("bcast-bench: latency %zu %.2f us\n", len, (t / iters - pp) * 1e6);
             else if (!strcmp(test, "rate"))
                 printf("bcast-bench: rate %zu %.1f bcasts/s\n", len, iters / t);
-            else
+            else if (!strcmp(test, "skew"))
                 printf("bcast-bench: skew %zu %.2f us\n", len,
                        mean_in / (size - 1) / iters * 1e6);
+            else
+                printf("bcast-bench: skewsweep %zu %.2f us %.0f\n", len,
+                       mean_in / (size - 1) / iters * 1e6, skew);
             fflush(stdout);
         }
     }

@@ -6,7 +6,8 @@
 # Writes into IMGDIR, one figure each (when its inputs exist):
 #   bcast_latency.png     MPI_Bcast latency against size, per algorithm and layout
 #   bcast_rate.png        broadcasts per second against size
-#   bcast_skew.png        time inside MPI_Bcast with delayed receivers
+#   bcast_skew.png        time inside MPI_Bcast against the receivers' delay (the
+#                         skew sweep), or against size at one delay
 #   allgather_latency.png MPI_Allgather latency against size, per algorithm
 #   allgather_overlap.png ibmc_node_rd with the copy-out overlap on and off
 #   model_bcast.png       model (bench/model.py) against measured, Bcast
@@ -174,6 +175,9 @@ def fig_bcast_rate(plt, out, imgdir, params):
 def fig_bcast_skew(plt, out, imgdir, params):
     if out.bcast is None:
         raise Skip("no bcast/raw.txt")
+    sweep = out.bcast.skew_sweep()
+    if sweep:
+        return _skew_sweep_figure(plt, imgdir, sweep, out.caption("bcast"))
     med = out.bcast.medians("skew")
     if not med:
         raise Skip("no skew lines")
@@ -182,6 +186,26 @@ def fig_bcast_skew(plt, out, imgdir, params):
     return _line_figure(plt, imgdir, "bcast_skew.png", med,
                         f"Time in MPI_Bcast, receivers delayed {delay} (process skew)",
                         "time inside MPI_Bcast (µs)", out.caption("bcast"))
+
+
+def _skew_sweep_figure(plt, imgdir, sweep, caption):
+    """Time in MPI_Bcast against the skew, at the largest size every series
+    of the sweep has."""
+    size = min(max(k[3] for k in sweep if k[:3] == s[:3]) for s in sweep)
+    pts = {k: v for k, v in sweep.items() if k[3] == size}
+    layouts = _layouts(pts)
+    algos = _algos(pts)
+    fig, (ax,) = _new_figure(plt, f"Time in MPI_Bcast against process skew, {size} B",
+                             caption)
+    for (algo, ranks, nodes, _), series in sorted(pts.items(), key=lambda kv: (algos.index(kv[0][0]), kv[0][1:])):
+        li = layouts.index((ranks, nodes))
+        ax.plot([p[0] for p in series], [p[1] for p in series], STYLES[li % len(STYLES)],
+                marker=MARKERS[li % len(MARKERS)], markersize=4,
+                color=_color(algo, algos.index(algo)), label=f"{algo}, {ranks}:{nodes}")
+    ax.set_xlabel("most a receiver is delayed before MPI_Bcast (µs, uniform at random)")
+    ax.set_ylabel("mean time inside MPI_Bcast (µs)")
+    ax.grid(True, which="major", alpha=0.3)
+    return _save(plt, fig, imgdir, "bcast_skew.png", ax.get_legend_handles_labels())
 
 
 def fig_allgather_latency(plt, out, imgdir, params):

@@ -237,6 +237,9 @@ def _section_bcast(s, out):
         med = out.bcast.medians(test)
         if med:
             s += [f"### {title}", "", ratio_table(med, "binomial", ("ibmc_mcast",), better)]
+    sweep = out.bcast.skew_sweep()
+    if sweep:
+        s += [skew_sweep_table(sweep)]
     pt = [v for k, vs in out.bcast.values.items() if k[0] == "pt2pt" for v in vs]
     if pt:
         s += [f"One-way MPI point-to-point latency measured by the runs (pt2pt): median "
@@ -284,6 +287,26 @@ def _section_model(s, out, outdir, params, P):
     pub = model.coroots_text(published, COROOT_NODES).rstrip("\n").splitlines()
     s += ["With the published parameters: " + next(l for l in pub if l.startswith("choice:")),
           "", "and " + next(l for l in pub if l.startswith("choice with M")), ""]
+
+
+def skew_sweep_table(sweep):
+    """Time in MPI_Bcast against the skew, per layout, at the largest size
+    of the sweep: one column per algorithm."""
+    size = max(k[3] for k in sweep)
+    pts = {k: dict(v) for k, v in sweep.items() if k[3] == size}
+    algos = sorted({k[0] for k in pts}, key=lambda a: (not a.startswith("ibmc"), a))
+    layouts = sorted({k[1:3] for k in pts}, key=lambda rn: (rn[1], rn[0]))
+    rows = []
+    for ranks, nodes in layouts:
+        skews = sorted({x for k, v in pts.items() if k[1:3] == (ranks, nodes) for x in v})
+        for skew in skews:
+            rows.append([f"{ranks}:{nodes}", f"{skew:g}"] +
+                        [bd.fmt(pts[(a, ranks, nodes, size)][skew])
+                         if skew in pts.get((a, ranks, nodes, size), {}) else "-" for a in algos])
+    return "\n".join([f"### Time in MPI_Bcast against skew ({size} B; µs, median)", "",
+                      "Each receiver waits a random time of up to the skew before MPI_Bcast "
+                      "(seed 000 §6.4).", "",
+                      bd.md_table(["ranks:nodes", "skew µs"] + algos, rows), ""])
 
 
 def _guarded(make):

@@ -271,6 +271,13 @@ check "report.py: the region has the tables, validation, projection and co-roots
     sh -c "grep -q '| ibmc_mcast / binomial |' '$tmp/doc.md' && grep -q 'node_rd / best stock' '$tmp/doc.md' \
            && grep -q '16 rows checked' '$tmp/doc.md' && grep -q 'Projection to 8192 nodes' '$tmp/doc.md' \
            && grep -q 'choice: s = 2' '$tmp/doc.md' && grep -q 'T_rdma_byte' '$tmp/doc.md'"
+check "report.py: the skew sweep's table, at its largest size, a row per layout and skew" \
+    sh -c "grep -q 'Time in MPI_Bcast against skew (64 B' '$tmp/doc.md' \
+           && grep -qF '| 4:4 | 400 | 98.00 | 515.25 |' '$tmp/doc.md'"
+check "benchdata: a skew-sweep line without its skew is skipped, not a point" \
+    "$PY" -c "import sys; sys.path.insert(0, 'bench'); import benchdata as bd
+d = bd.read_bcast('$out/bcast/raw.txt')
+sys.exit(0 if d.skipped == 1 and all(999.0 not in v for v in d.sweep.values()) else 1)"
 if [ -n "$plotpy" ]; then
     check "report.py: links the 10 figures relative to the doc" \
         sh -c "test \$(grep -c '](docimg/[a-z_]*\.png)' '$tmp/doc.md') -eq 10"
