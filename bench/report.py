@@ -243,7 +243,8 @@ def _section_bcast(s, out):
     pt = [v for k, vs in out.bcast.values.items() if k[0] == "pt2pt" for v in vs]
     if pt:
         s += [f"One-way MPI point-to-point latency measured by the runs (pt2pt): median "
-              f"{bd.fmt(bd.median(pt))} µs over {len(pt)} runs.", ""]
+              f"{bd.fmt(bd.median(pt))} µs over {len(pt)} measurements (half a 0-byte ping-pong "
+              f"in each iteration of the latency test, per size and run).", ""]
 
 
 def _section_allgather(s, out):
