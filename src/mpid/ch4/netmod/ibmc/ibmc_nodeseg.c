@@ -377,8 +377,21 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
     comm->dev.ch4.netmod.ibmc.nodeseg = s;
     *out = s;
 
-    /* every member sees the same node map: no agreement needed for these */
-    MPIR_ERR_CHKANDJUMP(plan(s, comm), mpi_errno, MPI_ERR_OTHER, "**nomem");
+    /* Every member sees the same node map, but memory may run out on one:
+     * all agree before anyone waits on another member, and fall back
+     * together.  A stock algorithm directly: this may run inside
+     * MPI_Allgather itself. */
+    int planned = plan(s, comm) == 0;
+    all = MPL_malloc(sizeof(*all) * s->size, MPL_MEM_COLL);
+    planned &= all != NULL;
+    int all_planned = 0;
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(&planned, &all_planned, 1, MPI_INT,
+                                                        MPI_MIN, comm, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!all_planned) {
+        snprintf(s->why, sizeof(s->why), "a member ran out of memory planning its segment");
+        goto fn_exit;
+    }
     if (s->nnodes < 2) {
         snprintf(s->why, sizeof(s->why), "all members are on one node");
         goto fn_exit;
@@ -464,8 +477,6 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
         mine.probe_rkey = st->probe_mr->rkey;
         mine.probe_addr = (uint64_t) (uintptr_t) & st->probe_word;
     }
-    all = MPL_malloc(sizeof(*all) * s->size, MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
     mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
                                             MPI_BYTE, comm, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
