@@ -165,8 +165,12 @@ def conditions_section(out):
 
 
 def run_date(out):
+    """The parts' dates: one, or the first to the last when parts come from
+    different runs (each part's own date is listed under the heading)."""
     dates = sorted(c["date"] for c in out.conditions.values() if "date" in c)
-    return dates[0] if dates else "date unknown"
+    if not dates:
+        return "date unknown"
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
 
 
 def commands(out, outdir, doc, img):
