@@ -442,35 +442,7 @@ static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to,
     return post_rc(st, c, to, &h, pkt, len);
 }
 
-/* Positions [first, first + count) of root's message are missing here;
- * gap: a later packet of that root has come, so they were sent. */
-static int send_nak(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
-                    uint32_t first, uint32_t count, int gap)
-{
-    ibmc_mcast_plan_t p = ibmc_mcast_plan(c->size, c->subgroup, root);
-    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_NAK,.flags = gap ? IBMC_MCAST_RC_F_GAP : 0,
-        .a = first,.b = count,.root = root
-    };
-    MPIDI_IBMC_pvars.mcast_naks_sent++;
-    return post_rc(st, c, ibmc_mcast_plan_ack_to(&p, c->rank), &h, NULL, 0);
-}
-
-/* A packet of root's message sent again over RC, in answer to a NAK. */
-static int send_again(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int root,
-                      const void *pkt, size_t len)
-{
-    ibmc_mcast_hdr_t ph;
-    char copy[sizeof(ph) + 4096];
-    MPIR_Assert(len >= sizeof(ph) && len <= sizeof(copy));
-    memcpy(&ph, pkt, sizeof(ph));
-    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
-    memcpy(copy, &ph, sizeof(ph));
-    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
-    MPIDI_IBMC_pvars.mcast_retransmits++;
-    return send_rc(st, c, to, IBMC_MCAST_RC_DATA, 0, 0, root, copy, len);
-}
-
-/* ---- co-roots (ibmc_mcast_coroot.h) ---- */
+/* ---- co-roots' plan (ibmc_mcast_coroot.h) ---- */
 
 static ibmc_mcast_plan_t plan_of(const MPIDI_IBMC_mcast_chan_t * c, int root)
 {
@@ -490,6 +462,35 @@ static int ack_target(const MPIDI_IBMC_mcast_chan_t * c, int root)
     ibmc_mcast_plan_t p = plan_of(c, root);
     return ibmc_mcast_plan_ack_to(&p, c->rank);
 }
+
+/* Positions [first, first + count) of root's message are missing here;
+ * gap: a later packet of that root has come, so they were sent. */
+static int send_nak(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
+                    uint32_t first, uint32_t count, int gap)
+{
+    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_NAK,.flags = gap ? IBMC_MCAST_RC_F_GAP : 0,
+        .a = first,.b = count,.root = root
+    };
+    MPIDI_IBMC_pvars.mcast_naks_sent++;
+    return post_rc(st, c, ack_target(c, root), &h, NULL, 0);
+}
+
+/* A packet of root's message sent again over RC, in answer to a NAK. */
+static int send_again(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int root,
+                      const void *pkt, size_t len)
+{
+    ibmc_mcast_hdr_t ph;
+    char copy[sizeof(ph) + 4096];
+    MPIR_Assert(len >= sizeof(ph) && len <= sizeof(copy));
+    memcpy(&ph, pkt, sizeof(ph));
+    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
+    memcpy(copy, &ph, sizeof(ph));
+    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
+    MPIDI_IBMC_pvars.mcast_retransmits++;
+    return send_rc(st, c, to, IBMC_MCAST_RC_DATA, 0, 0, root, copy, len);
+}
+
+/* ---- co-roots: relaying and aggregated ACKs ---- */
 
 /* Pass a packet of root's message on to the co-roots below this head. */
 static int relay_on(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int root,
