@@ -10,7 +10,8 @@
  * that carry ACKs, NAKs, retransmissions and, with co-roots
  * (ibmc_mcast_coroot.h), the relays to co-roots and their aggregated ACKs.  An adversary also injects
  * packets from the wrong member, from another job, from an earlier epoch of
- * the group and truncated ones.  Members enter each broadcast after a
+ * the group and truncated ones, and, with co-roots, relays from members the
+ * plan does not let pass them on (all refused).  Members enter each broadcast after a
  * random delay (skew), as processes do.
  *
  * Every run must show:
@@ -125,7 +126,8 @@ typedef struct {
     int overrun;                /* a root beyond its window */
     int forged_delivered;
     uint64_t naks, acks, drops, relays;
-    int bad_relay;              /* an RC copy from a member the plan does not allow */
+    int bad_relay;              /* RC copies refused: from a member the plan does not allow */
+    int forged_relays;          /* the adversary's RC copies, from such members */
     char why[200];
 } sim_t;
 
@@ -162,6 +164,12 @@ static void relay(sim_t * s, int who, int root, const void *pkt, size_t len)
     for (int i = 0; i < k; i++) {
         rc_send(s, who, kids[i], MSG_RELAY, 0, 0, root, pkt, len);
         s->relays++;
+        /* the adversary: the same copy from a member that may not pass it on */
+        int x = (int) rng_below(&s->rng, s->c->members);
+        if (chance(s, s->c->forge) && x != kids[i] && !ibmc_mcast_plan_may_send(&p, x, kids[i])) {
+            rc_send(s, x, kids[i], MSG_RELAY, 0, 0, root, pkt, len);
+            s->forged_relays++;
+        }
     }
 }
 
@@ -478,7 +486,10 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         }
     CHECK(!s.overrun, "a root had more than a window outstanding");
     CHECK(!s.forged_delivered, "%d forged packets delivered", s.forged_delivered);
-    CHECK(!s.bad_relay, "%d RC copies from members the plan does not allow", s.bad_relay);
+    CHECK(s.bad_relay == s.forged_relays, "%d RC copies refused, %d forged", s.bad_relay,
+          s.forged_relays);
+    CHECK(!c->forge || !c->subgroup || c->subgroup >= c->members || s.forged_relays > 0,
+          "the adversary forged no relay");
     CHECK((c->subgroup && c->subgroup < c->members) == (s.relays > 0),
           "%llu relays to co-roots with subgroups of %d", (unsigned long long) s.relays, c->subgroup);
     uint64_t forged = 0, retransmits = 0;
