@@ -14,6 +14,14 @@
  * plan does not let pass them on (all refused).  Members enter each broadcast after a
  * random delay (skew), as processes do.
  *
+ * With boards, ACKs travel as the netmod's RDMA writes do
+ * (ibmc_mcast_board.h): in order on their RC channel, but landing in the
+ * owner's board word for the writer, which the owner reads only on its own
+ * turns, so unread ACKs are overwritten; an ACK equal to the last one to
+ * the same owner is not sent, unless the owner asked.  The adversary then
+ * also writes words of an earlier epoch, as a member of an earlier channel
+ * on the same board would; the owner asks that member again.
+ *
  * Every run must show:
  *   - every member delivers every message bit-exact, in order, exactly once
  *     (fragments delivered = fragments of the messages it did not send);
@@ -32,6 +40,7 @@
 #include "ibmc_mcast_rx.h"
 #include "ibmc_mcast_tx.h"
 #include "ibmc_mcast_coroot.h"
+#include "ibmc_mcast_board.h"
 #include "tap.h"
 #include "rng.h"
 
@@ -54,10 +63,11 @@ typedef struct {
     int subgroup;               /* co-roots' subgroup size; 0: none */
     int nak_idle;               /* a member's steps without progress before it asks for
                                  * everything it lacks; 0: 40 */
+    int boards;                 /* ACKs by RDMA write into boards */
 } config_t;
 
 /* One packet in flight, multicast or RC. */
-enum { MSG_MCAST, MSG_ACK, MSG_NAK, MSG_RETRANSMIT, MSG_RELAY };
+enum { MSG_MCAST, MSG_ACK, MSG_NAK, MSG_RETRANSMIT, MSG_RELAY, MSG_ACK_REQ };
 typedef struct {
     int kind;
     int src, dst;
@@ -105,6 +115,9 @@ typedef struct {
     uint32_t leaf_acked[MAXN], agg_sent[MAXN];
     unsigned char owed[MAXN];
     int relay_root;             /* root of the last packet it relayed */
+    uint64_t board_words[MAXN], board_seen[MAXN];
+    ibmc_mcast_board_t board;
+    uint32_t said[MAXN];        /* the last ACK it sent to each */
     int k;                      /* the broadcast it is in or enters next */
     int in_bcast;
     int delay;
@@ -128,6 +141,8 @@ typedef struct {
     uint64_t naks, acks, drops, relays;
     int bad_relay;              /* RC copies refused: from a member the plan does not allow */
     int forged_relays;          /* the adversary's RC copies, from such members */
+    uint64_t acks_coalesced;    /* board words overwritten before they were read */
+    uint64_t late_writes;       /* the adversary's words of an earlier epoch */
     char why[200];
 } sim_t;
 
@@ -153,6 +168,18 @@ static void rc_send(sim_t * s, int src, int dst, int kind, uint32_t a, uint32_t 
     if (pkt)
         memcpy(m.pkt, pkt, len);
     push(&s->rc[src][dst], &m);
+}
+
+/* An ACK of pos from `who` to `to`; with boards, not again if it says what
+ * the last one said, unless asked. */
+static void send_ack(sim_t * s, int who, int to, uint32_t pos, int asked)
+{
+    member_t *me = &s->m[who];
+    if (s->c->boards && !asked && me->said[to] == pos)
+        return;
+    me->said[to] = pos;
+    rc_send(s, who, to, MSG_ACK, pos, 0, -1, NULL, 0);
+    s->acks++;
 }
 
 /* A head (root or co-root) passes a packet of root's message on, over RC,
@@ -215,7 +242,13 @@ static void mcast_send(sim_t * s, int root, const void *pkt, size_t len)
 }
 
 /* A co-root's aggregated ACK to root, if one is due. */
+static void report_asked(sim_t * s, int who, int root, int asked);
 static void report(sim_t * s, int who, int root)
+{
+    report_asked(s, who, root, 0);
+}
+
+static void report_asked(sim_t * s, int who, int root, int asked)
 {
     member_t *me = &s->m[who];
     ibmc_mcast_plan_t p = plan_of(s, root);
@@ -223,10 +256,10 @@ static void report(sim_t * s, int who, int root)
         return;
     uint32_t agg = ibmc_mcast_relay_aggregate(&me->relay, &p, me->rx.next, me->rx.released,
                                               NULL, 0, NULL);
-    if (ibmc_mcast_relay_due(&me->relay, root, agg, s->c->ack_every)) {
-        rc_send(s, who, root, MSG_ACK, agg, 0, -1, NULL, 0);
+    /* asked: the root may have lost the last one to a late write */
+    if (asked || ibmc_mcast_relay_due(&me->relay, root, agg, s->c->ack_every)) {
+        send_ack(s, who, root, agg, asked);
         ibmc_mcast_relay_sent(&me->relay, root, agg, me->rx.next);
-        s->acks++;
     }
 }
 
@@ -269,19 +302,68 @@ static void deliver(sim_t * s, const msg_t * q)
     me->idle = 0;
 }
 
+/* An ACK from `from` reaches `who`, by message or read off its board. */
+static void ack_in(sim_t * s, int who, int from, uint32_t pos)
+{
+    member_t *me = &s->m[who];
+    if (me->ackers[from])
+        ibmc_mcast_tx_ack(&me->tx, from, pos);
+    if (ibmc_mcast_relay_leaf_ack(&me->relay, from, pos) > 0) {
+        report(s, who, me->rx.ack_root);
+        if (me->relay_root != me->rx.ack_root)
+            report(s, who, me->relay_root);
+    }
+}
+
+/* The owner's look at its board: what changed is an ACK; a late write of
+ * an earlier channel may have covered one, so its member is asked again. */
+static void read_board(sim_t * s, int who)
+{
+    member_t *me = &s->m[who];
+    for (int m = 0; m < s->c->members; m++) {
+        uint32_t pos;
+        int k = m == who ? 0 : ibmc_mcast_board_take(&me->board, m, &pos);
+        if (k > 0)
+            ack_in(s, who, m, pos);
+        else if (k < 0)
+            rc_send(s, who, m, MSG_ACK_REQ, 0, 0, -1, NULL, 0);
+    }
+}
+
 static void serve_rc(sim_t * s, const msg_t * q)
 {
     member_t *me = &s->m[q->dst];
     switch (q->kind) {
         case MSG_ACK:
-            if (me->ackers[q->src])
-                ibmc_mcast_tx_ack(&me->tx, q->src, q->a);
-            if (ibmc_mcast_relay_leaf_ack(&me->relay, q->src, q->a) > 0) {
-                report(s, q->dst, me->rx.ack_root);
-                if (me->relay_root != me->rx.ack_root)
-                    report(s, q->dst, me->relay_root);
+            if (s->c->boards) {
+                uint64_t *w = &me->board_words[q->src];
+                s->acks_coalesced += *w != me->board_seen[q->src];
+                *w = ibmc_mcast_board_word(id.epoch, q->a);
+                /* the adversary: a member of an earlier channel writes late */
+                if (chance(s, s->c->forge)) {
+                    int x = (int) rng_below(&s->rng, s->c->members);
+                    me->board_words[x] = ibmc_mcast_board_word(id.epoch - 1,
+                                                               (uint32_t) rng_next(&s->rng));
+                    s->late_writes++;
+                }
+                break;
             }
+            ack_in(s, q->dst, q->src, q->a);
             break;
+        case MSG_ACK_REQ:{
+                /* an ACK now, even if it says nothing new; a co-root answers
+                 * the asker for its subgroup */
+                ibmc_mcast_plan_t p = plan_of(s, q->src);
+                if (ibmc_mcast_plan_is_coroot(&p, q->dst)) {
+                    me->relay.owed[q->src] = 1;
+                    report_asked(s, q->dst, q->src, 1);
+                } else {
+                    /* not taken from the skewed schedule: the asker need
+                     * not be where the next due ACK goes */
+                    send_ack(s, q->dst, q->src, me->rx.next, 1);
+                }
+                break;
+            }
         case MSG_NAK:
             for (uint32_t i = 0; i < q->b; i++) {
                 const void *pkt;
@@ -331,6 +413,8 @@ static void member_step(sim_t * s, int who)
 {
     member_t *me = &s->m[who];
     const config_t *c = s->c;
+    if (c->boards)
+        read_board(s, who);
     if (!me->in_bcast && me->k < c->messages) {
         if (me->delay > 0) {
             me->delay--;
@@ -399,8 +483,7 @@ static void member_step(sim_t * s, int who)
             me->relay.owed[root] = 1;
             report(s, who, root);
         } else {
-            rc_send(s, who, ibmc_mcast_plan_ack_to(&p, who), MSG_ACK, pos, 0, -1, NULL, 0);
-            s->acks++;
+            send_ack(s, who, ibmc_mcast_plan_ack_to(&p, who), pos, 0);
         }
     }
 }
@@ -448,6 +531,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         ibmc_mcast_tx_set_ackers(&me->tx, me->ackers);
         ibmc_mcast_relay_init(&me->relay, c->members, i, c->window, P, me->relay_ring,
                               me->relay_ring_root, me->leaf_acked, me->agg_sent, me->owed);
+        ibmc_mcast_board_init(&me->board, me->board_words, me->board_seen, c->members, id.epoch);
     }
 
     const uint64_t budget = 2000000;
@@ -483,9 +567,23 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
                      (unsigned long long) (me->k < c->messages ? s.len[me->k] : 0), me->rx.next,
                      me->rx.posted, me->rx.got, me->rx.nfrags, me->rx.released, me->rx.acked,
                      me->tx.next, me->tx.min_acked, me->tx.sent, me->tx.nfrags);
+            for (int m = 0; m < c->members; m++)
+                tap_diag("      from %d: acked %u, board word %llx (read %llx), last ACK sent "
+                         "here %u, as leaf %u, aggregate sent %u owed %d",
+                         m, me->acked[m], (unsigned long long) me->board_words[m],
+                         (unsigned long long) me->board_seen[m], s.m[m].said[i], me->leaf_acked[m], me->agg_sent[m], me->owed[m]);
         }
     CHECK(!s.overrun, "a root had more than a window outstanding");
     CHECK(!s.forged_delivered, "%d forged packets delivered", s.forged_delivered);
+    /* forged copies still in flight when the stream finished: deliver them
+     * too, so that each is seen refused */
+    for (int a = 0; a < c->members; a++)
+        for (int b = 0; b < c->members; b++)
+            while (s.rc[a][b].n) {
+                msg_t q = take(&s.rc[a][b], 0);
+                if (q.kind == MSG_RELAY || q.kind == MSG_RETRANSMIT)
+                    deliver(&s, &q);
+            }
     CHECK(s.bad_relay == s.forged_relays, "%d RC copies refused, %d forged", s.bad_relay,
           s.forged_relays);
     CHECK(!c->forge || !c->subgroup || c->subgroup >= c->members || s.forged_relays > 0,
@@ -515,6 +613,14 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         retransmits += me->tx.retransmits + me->relay.served;
     }
     CHECK(c->forge == 0 || forged > 0, "the adversary injected nothing");
+    uint64_t foreign = 0;
+    for (int i = 0; i < c->members; i++)
+        foreign += s.m[i].board.foreign;
+    CHECK(!c->boards || !c->forge || (s.late_writes > 0 && foreign > 0),
+          "%llu late board writes, %llu read as foreign", (unsigned long long) s.late_writes,
+          (unsigned long long) foreign);
+    CHECK(!c->boards || c->members < 4 || s.acks_coalesced > 0,
+          "no board ACK was ever overwritten before it was read");
     CHECK(c->drop == 0 || retransmits > 0, "losses but no retransmission");
     CHECK(c->drop > 0 || c->reorder > 0 || c->forge > 0 || retransmits == 0,
           "%llu retransmissions on a perfect network", (unsigned long long) retransmits);
@@ -547,24 +653,32 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0}},
         {"8 members, co-roots every 2, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0}},
         {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0}},
         {"9 members, co-roots every 3, 30% loss, forged packets",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0}},
         {"7 members, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0}},
         {"9 members, co-roots every 4, window of 2, every-member ACKs",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0}},
+        {"8 members, ACK boards, perfect network: nothing sent again",
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1}},
+        {"8 members, ACK boards, 30% loss, late writes of an earlier channel",
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1}},
+        {"9 members, ACK boards, co-roots every 3, window of 2, every-member ACKs, late writes",
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1}},
+        {"7 members, ACK boards, every member a co-root, ACKs only when asked",
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {
