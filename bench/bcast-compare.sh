@@ -13,7 +13,8 @@
 # ITERS (broadcasts per size and test), MAX (largest size), SKEW (µs, 400),
 # TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto";
 # ibmc_mcast:coroots2 is ibmc_mcast with MPIR_CVAR_IBMC_MCAST_SUBGROUP=2,
-# co-roots at any size), SKEWS (the skew test again at each of these µs, up
+# co-roots at any size; ibmc_mcast:rcacks with MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0,
+# every ACK an RC message), SKEWS (the skew test again at each of these µs, up
 # to SWEEP_MAX bytes: time in MPI_Bcast against skew; default "0 100 400
 # 1600", empty for none), SWEEP_MAX (1024).
 set -uo pipefail
@@ -48,11 +49,11 @@ for rep in $(seq 1 "$REPS"); do
         for run in $runs; do
             IFS=: read -r test skew max <<< "$run"
             for name in $ALGOS; do
-                algo=${name%%:*} subgroup=0
-                case $name in *:coroots2) subgroup=2 ;; esac
+                algo=${name%%:*} subgroup=0 rdma_acks=1
+                case $name in *:coroots2) subgroup=2 ;; *:rcacks) rdma_acks=0 ;; esac
                 log=$out/$name-$np-$nodes-$test-$skew-$rep.log
                 MPIR_CVAR_BCAST_INTRA_ALGORITHM=$algo MPIR_CVAR_NUM_CLIQUES=$nodes \
-                    MPIR_CVAR_IBMC_MCAST_SUBGROUP=$subgroup \
+                    MPIR_CVAR_IBMC_MCAST_SUBGROUP=$subgroup MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=$rdma_acks \
                     timeout 900 mpiexec -n "$np" "$bin" "$test" "$max" "$ITERS" "$skew" > "$log" 2>&1 ||
                     echo "bcast-compare: $name $np:$nodes $test rep $rep failed (see $log)" >&2
                 sed -n "s/^bcast-bench: /$name $np $nodes /p" "$log" >> "$out/raw.txt"

@@ -11,7 +11,12 @@
  * MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast, one rank per pretend node.
  *
  * Checks, at every rank: the groups it holds (pvar ibmc_mcast_groups) never
- * exceed MPIR_CVAR_IBMC_MCAST_GROUPS; every broadcast went over multicast
+ * exceed MPIR_CVAR_IBMC_MCAST_GROUPS; it has registered at most 32 ACK
+ * boards (ibmc_mcast_boards), one per channel alive or retiring at once,
+ * since freed communicators' boards are reused, and at most 2 more after
+ * the first tenth when the run has 1000 cycles or more (a slow moment may
+ * let a few more freed channels wait for their members' last ACKs at once);
+ * every broadcast went over multicast
  * (ibmc_mcast_bcasts counts them, no fallback); the process's resident
  * memory after the last cycle is within 4 MiB of what it was after the
  * first tenth.
@@ -63,6 +68,7 @@ int main(int argc, char **argv)
     unsigned long long f0 = pvar("ibmc_mcast_fallbacks", &fails);
     unsigned long long most = 0;
     long rss_early = -1;
+    unsigned long long boards_early = 0;
     MPI_Comm keep[3] = { MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL };
     unsigned char buf[200];
     for (long i = 0; i < cycles && !fails; i++) {
@@ -99,13 +105,21 @@ int main(int argc, char **argv)
                    g, i, cap);
             fails++;
         }
-        if (i == cycles / 10)
+        if (i == cycles / 10) {
             rss_early = rss_kib();
+            boards_early = pvar("ibmc_mcast_boards", &fails);
+        }
     }
     for (int k = 0; k < 3; k++)
         if (keep[k] != MPI_COMM_NULL)
             MPI_Comm_free(&keep[k]);
     long rss_end = rss_kib();
+    unsigned long long boards_end = pvar("ibmc_mcast_boards", &fails);
+    if (!fails && (boards_end > 32 || (cycles >= 1000 && boards_end > boards_early + 2))) {
+        printf("bcast_churn: FAIL: rank %d has registered %llu ACK boards, %llu after the first "
+               "tenth\n", rank, boards_end, boards_early);
+        fails++;
+    }
     unsigned long long nb = pvar("ibmc_mcast_bcasts", &fails) - b0;
     unsigned long long nf = pvar("ibmc_mcast_fallbacks", &fails) - f0;
     if (!fails && (nb != (unsigned long long) cycles || nf)) {
@@ -124,11 +138,13 @@ int main(int argc, char **argv)
     MPI_Reduce(&grow, &worst, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     unsigned long long most_all;
     MPI_Reduce(&most, &most_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    unsigned long long boards_all;
+    MPI_Reduce(&boards_end, &boards_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("bcast_churn: %s: %ld communicators created, broadcast over and freed on %d "
-               "ranks; at most %llu groups held (cap %llu); resident memory grew by at most "
-               "%ld KiB after the first tenth\n", bad ? "FAIL" : "all checks passed", cycles,
-               size, most_all, cap, worst);
+               "ranks; at most %llu groups held (cap %llu); at most %llu ACK boards registered; "
+               "resident memory grew by at most %ld KiB after the first tenth\n",
+               bad ? "FAIL" : "all checks passed", cycles, size, most_all, cap, boards_all, worst);
     MPI_T_finalize();
     MPI_Finalize();
     return bad ? 1 : 0;

@@ -24,6 +24,9 @@
  * (MPIR_CVAR_IBMC_MCAST_SUBGROUP below the number of nodes): packets were
  * relayed to them over RC and they acknowledged for their subgroups; without
  * it, neither may have happened.
+ * ACKs: unless --rc-acks (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0), most of them
+ * went as RDMA writes into the ACK boards, and the owners read them; with
+ * --rc-acks, none did.
  * Prints "bcast_mcast: all checks passed" on success. */
 
 #include <mpi.h>
@@ -70,13 +73,15 @@ static unsigned long long pvar(const char *name)
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
-    int coroots = 0;
+    int coroots = 0, rc_acks = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
             expect = argv[i] + 9;
         else if (!strcmp(argv[i], "--coroots"))
             coroots = 1;
+        else if (!strcmp(argv[i], "--rc-acks"))
+            rc_acks = 1;
         else
             max = strtoul(argv[i], NULL, 0);
     }
@@ -135,12 +140,13 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 12
+#define NV 15
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
         "ibmc_mcast_dropped", "ibmc_mcast_faults", "ibmc_mcast_recoveries",
-        "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks"
+        "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks",
+        "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -153,7 +159,8 @@ int main(int argc, char **argv)
     v[5] -= f0;
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
-           "%llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10], v[11]);
+           "%llu acks %llu written %llu read %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5],
+           v[6], v[7], v[10], v[11], v[12], v[13], v[14]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -188,6 +195,20 @@ int main(int argc, char **argv)
                    "%llu co-root ACKs\n", coroots ? "expected" : "expected no", tot[10], tot[11]);
             ok = 0;
         }
+        /* An ACK is written once the connection to its root is up and has
+         * nothing queued, so all but a few of the first ones are writes; a
+         * written ACK is read at most once (later ones overwrite it). */
+        if (mcast && !rc_acks && (tot[12] == 0 || 4 * tot[13] < 3 * tot[12] || tot[14] == 0 ||
+                                  tot[14] > tot[13])) {
+            printf("bcast_mcast: FAIL: expected ACKs by RDMA write: %llu ACKs, %llu written, "
+                   "%llu read\n", tot[12], tot[13], tot[14]);
+            ok = 0;
+        }
+        if (mcast && rc_acks && (tot[12] == 0 || tot[13] != 0 || tot[14] != 0)) {
+            printf("bcast_mcast: FAIL: expected ACKs as RC messages: %llu ACKs, %llu written, "
+                   "%llu read\n", tot[12], tot[13], tot[14]);
+            ok = 0;
+        }
         if (!mcast && (tot[0] != 0 || tot[5] == 0)) {
             printf("bcast_mcast: FAIL: expected fallback: %llu multicast broadcasts, %llu "
                    "fallbacks\n", tot[0], tot[5]);
@@ -196,8 +217,9 @@ int main(int argc, char **argv)
         if (ok)
             printf("bcast_mcast: counters as expected (%s): %llu broadcasts over multicast, "
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
-                   "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs\n", expect, tot[0],
-                   tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11]);
+                   "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
+                   "(%llu written, %llu read)\n", expect, tot[0], tot[1], tot[3], tot[4], tot[7],
+                   tot[8], tot[10], tot[11], tot[12], tot[13], tot[14]);
         else
             bad++;
     }

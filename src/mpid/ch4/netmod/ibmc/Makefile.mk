@@ -18,6 +18,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_check.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_pool.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_board.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
@@ -48,6 +49,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_check.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mcast_pool.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_board.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_ud.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \

@@ -611,6 +611,8 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
     }
     mpi_errno = MPIR_pmi_barrier();
     MPIR_ERR_CHECK(mpi_errno);
+    /* every process has drained its sends, its ACK writes among them */
+    MPIDI_IBMC_mcast_free(st);
 
     if (MPIR_CVAR_IBMC_STATS && st->conns) {
         for (int i = 0; i < st->world_size; i++) {

@@ -177,6 +177,23 @@ cvars:
         messages go by zero-copy rendezvous.  0 sends every size by
         multicast.
 
+    - name        : MPIR_CVAR_IBMC_MCAST_RDMA_ACKS
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Deliver multicast ACKs as RDMA writes into a board of one word per
+        member that the root or co-root registered and polls (Liu, Mamidala
+        and Panda, section 5.5), instead of as RC messages.  A written ACK
+        takes no receive buffer or credit at the root, and a newer one
+        overwrites an older one not yet read.  An ACK to a process not yet
+        connected, or whose connection has sends queued, still goes as an
+        RC message.  The ibmc_mcast_acks_written pvar counts the writes.
+        false sends every ACK as an RC message.
+
     - name        : MPIR_CVAR_IBMC_MCAST_FAULTS
       category    : CH4_IBMC
       type        : string
@@ -490,6 +507,50 @@ static int send_again(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int 
     return send_rc(st, c, to, IBMC_MCAST_RC_DATA, 0, 0, root, copy, len);
 }
 
+/* An ACK of pos to member `to`.  It goes as an RDMA write of this member's
+ * word on `to`'s board when `to` has one and the connection can take the
+ * write now: connected, nothing queued ahead (so that a queued RC ACK does
+ * not arrive after a newer written one; the root would only count it as
+ * old) and room in the send queue.
+ * Otherwise it is an RC message.  An ACK that says what the last one to
+ * `to` said is not sent again, except as the answer to an ACK_REQ
+ * (`asked`): the asker may have seen a late write of an earlier channel
+ * cover this member's word (read_board).  Not resending also means that a
+ * member's final ACK at MPI_Comm_free is not written a second time after
+ * the root has seen it and let its board go to another channel. */
+static int send_ack(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, uint32_t pos,
+                    int asked)
+{
+    MPIDI_IBMC_conn_t *conn = &st->conns[c->world[to]];
+    if (!asked && c->said[to] == pos)
+        return MPI_SUCCESS;
+    c->said[to] = pos;
+    MPIDI_IBMC_pvars.mcast_acks_sent++;
+    if (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS && c->peer_board[to] && conn->qp &&
+        conn->cm.state == IBMC_CM_CONNECTED && !conn->q_head && !conn->need_rtu &&
+        conn->sq_inflight < st->sq_depth && st->hca.rc_max_inline >= sizeof(uint64_t)) {
+        /* inline: the word is copied when posted, so it may live here */
+        uint64_t word = ibmc_mcast_board_word(c->epoch, pos);
+        struct ibv_sge sge = {.addr = (uintptr_t) & word,.length = sizeof(word),.lkey = 0 };
+        struct ibv_send_wr wr, *bad;
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, IBMC_WR_INLINE_WRITE_INDEX(st, conn->rank));
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+        wr.wr.rdma.remote_addr = c->peer_board[to] + (uint64_t) c->rank * sizeof(uint64_t);
+        wr.wr.rdma.rkey = c->peer_rkey[to];
+        int rc = ibv_post_send(conn->qp, &wr, &bad);
+        if (rc)
+            return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast ACK write)", rc);
+        conn->sq_inflight++;
+        MPIDI_IBMC_pvars.mcast_acks_written++;
+        return MPI_SUCCESS;
+    }
+    return send_rc(st, c, to, IBMC_MCAST_RC_ACK, pos, 0, -1, NULL, 0);
+}
+
 /* ---- co-roots: relaying and aggregated ACKs ---- */
 
 /* Pass a packet of root's message on to the co-roots below this head. */
@@ -522,12 +583,16 @@ static int coroot_report(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, i
     int nlag = 0;
     uint32_t agg = ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released,
                                               c->laggards, c->size, &nlag);
-    if (ibmc_mcast_relay_due(&c->relay, root, agg, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY)) {
-        mpi_errno = send_rc(st, c, root, IBMC_MCAST_RC_ACK, agg, 0, -1, NULL, 0);
+    /* asked, it goes even if it did not move: the root may have lost the
+     * last one to a late write on its board (read_board) */
+    if (ask_laggards ||
+        ibmc_mcast_relay_due(&c->relay, root, agg, (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY)) {
+        int fresh = ask_laggards || c->said[root] != agg;
+        mpi_errno = send_ack(st, c, root, agg, ask_laggards);
         MPIR_ERR_CHECK(mpi_errno);
         ibmc_mcast_relay_sent(&c->relay, root, agg, c->rx.next);
-        MPIDI_IBMC_pvars.mcast_acks_sent++;
-        MPIDI_IBMC_pvars.mcast_coroot_acks++;
+        if (fresh)
+            MPIDI_IBMC_pvars.mcast_coroot_acks++;
     }
     for (int i = 0; ask_laggards && i < nlag; i++) {
         mpi_errno = send_rc(st, c, c->laggards[i], IBMC_MCAST_RC_ACK_REQ, agg, 0, -1, NULL, 0);
@@ -604,8 +669,7 @@ static int after_packet(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
             c->relay.owed[root] = 1;
             mpi_errno = coroot_report(st, c, root, 0);
         } else {
-            mpi_errno = send_rc(st, c, ack_target(c, root), IBMC_MCAST_RC_ACK, pos, 0, -1, NULL, 0);
-            MPIDI_IBMC_pvars.mcast_acks_sent++;
+            mpi_errno = send_ack(st, c, ack_target(c, root), pos, 0);
         }
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -789,6 +853,48 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     return mpi_errno;
 }
 
+/* Member `from` says it has delivered every position below pos, by RC
+ * message or on this process's board: to this process as a root, from a
+ * member of its subgroup or a co-root; and as a co-root, from a leaf (the
+ * same position serves both: ACKs count the communicator's stream).  A
+ * writer's ACKs to one process are always of one kind, its own position or
+ * its subgroup's: a co-root of this process's messages is never in this
+ * process's subgroup for another root, because every plan counts subgroups
+ * from its root (ibmc_mcast_coroot.h). */
+static int ack_in(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int from, uint32_t pos)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (!c->ackers || c->ackers[from])
+        ibmc_mcast_tx_ack(&c->tx, from, pos);
+    if (c->relay_ring && ibmc_mcast_relay_leaf_ack(&c->relay, from, pos) > 0)
+        mpi_errno = coroot_leaf_moved(st, c);
+    return mpi_errno;
+}
+
+/* The ACKs members wrote on this process's board since it last looked. */
+static int read_board(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
+{
+    int mpi_errno = MPI_SUCCESS;
+    for (int m = 0; m < c->size; m++) {
+        uint32_t pos;
+        int k = m == c->rank ? 0 : ibmc_mcast_board_take(&c->board, m, &pos);
+        if (k > 0) {
+            MPIDI_IBMC_pvars.mcast_acks_read++;
+            mpi_errno = ack_in(st, c, m, pos);
+        } else if (k < 0) {
+            /* a member of an earlier channel on this board wrote late, maybe
+             * over this member's ACK: ask it again */
+            MPIDI_IBMC_pvars.mcast_dropped++;
+            if (c->state == IBMC_MCAST_CHAN_READY)
+                mpi_errno = send_rc(st, c, m, IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, -1,
+                                    NULL, 0);
+        }
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
 static void chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                          MPIDI_IBMC_mcast_chan_t * c);
 
@@ -872,6 +978,12 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
                 return MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO);
         }
     }
+    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
+        if (c->board_mem &&
+            (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING)) {
+            mpi_errno = read_board(st, c);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
     /* retired channels go once every member has all their packets */
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
         next = c->next;
@@ -903,15 +1015,8 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
     }
     switch (h.kind) {
         case IBMC_MCAST_RC_ACK:
-            /* to this process as a root, from a member of its subgroup or a
-             * co-root; and as a co-root, from a leaf (the same position
-             * serves both: ACKs count the communicator's stream) */
-            if (!c->ackers || c->ackers[from])
-                ibmc_mcast_tx_ack(&c->tx, from, h.a);
-            if (c->relay_ring && ibmc_mcast_relay_leaf_ack(&c->relay, from, h.a) > 0) {
-                mpi_errno = coroot_leaf_moved(st, c);
-                MPIR_ERR_CHECK(mpi_errno);
-            }
+            mpi_errno = ack_in(st, c, from, h.a);
+            MPIR_ERR_CHECK(mpi_errno);
             break;
         case IBMC_MCAST_RC_NAK:{
                 /* from this process's ring if the message was its own, else
@@ -949,10 +1054,10 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
                 mpi_errno = coroot_report(st, c, from, 1);
                 MPIR_ERR_CHECK(mpi_errno);
             } else if (c->state == IBMC_MCAST_CHAN_READY) {
-                mpi_errno = send_rc(st, c, from, IBMC_MCAST_RC_ACK, ibmc_mcast_rx_ack_take(&c->rx),
-                                    0, -1, NULL, 0);
+                /* not taken from the skewed schedule: the asker need not be
+                 * where this member's next due ACK goes */
+                mpi_errno = send_ack(st, c, from, c->rx.next, 1);
                 MPIR_ERR_CHECK(mpi_errno);
-                MPIDI_IBMC_pvars.mcast_acks_sent++;
             } else {
                 MPIDI_IBMC_pvars.mcast_dropped++;
             }
@@ -1023,6 +1128,13 @@ static void fallback_note(MPIR_Comm * comm, const char *why, int *told)
 
 static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
 {
+    /* the board stays registered for the next channel (MPIDI_IBMC_mcast_boardmem_t) */
+    if (c->board_mem)
+        c->board_mem->in_use = 0;
+    MPL_free(c->board_seen);
+    MPL_free(c->peer_board);
+    MPL_free(c->peer_rkey);
+    MPL_free(c->said);
     if (c->ring_mr)
         ibv_dereg_mr(c->ring_mr);
     MPL_free(c->ring);
@@ -1209,7 +1321,13 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     c->slots = MPL_calloc(w, sizeof(*c->slots), MPL_MEM_OTHER);
     c->slot_mem = MPL_malloc((size_t) w * mc->payload_max, MPL_MEM_BUFFER);
     c->ring = MPL_aligned_alloc(4096, (size_t) w * slot, MPL_MEM_BUFFER);
-    if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->laggards || !c->acked || !c->slots || !c->slot_mem || !c->ring)
+    c->board_seen = MPL_calloc(c->size, sizeof(uint64_t), MPL_MEM_OTHER);
+    c->peer_board = MPL_calloc(c->size, sizeof(uint64_t), MPL_MEM_OTHER);
+    c->peer_rkey = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+    c->said = MPL_calloc(c->size, sizeof(uint32_t), MPL_MEM_OTHER);
+    if (!c->world || !c->qpn || !c->roots || !c->probe_acked || !c->laggards || !c->acked ||
+        !c->slots || !c->slot_mem || !c->ring || !c->board_seen || !c->peer_board ||
+        !c->peer_rkey || !c->said)
         return -1;
     c->subgroup = subgroup_size(c->size);
     c->relay_root = -1;
@@ -1292,6 +1410,41 @@ static int probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     }
 }
 
+/* A board for c's ACKs (MPIDI_IBMC_mcast_boardmem_t): a free one big enough,
+ * or a new one.  Without one (no memory, or the registration failed) the
+ * channel still works: members send their ACKs to this process as RC
+ * messages. */
+static void board_get(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                      MPIDI_IBMC_mcast_chan_t * c)
+{
+    MPIDI_IBMC_mcast_boardmem_t *b;
+    for (b = mc->boards; b; b = b->next)
+        if (!b->in_use && b->cap >= c->size)
+            break;
+    if (!b) {
+        b = MPL_calloc(1, sizeof(*b), MPL_MEM_OTHER);
+        if (!b)
+            return;
+        b->cap = MPL_MAX(c->size, 64);
+        b->words = MPL_aligned_alloc(64, (size_t) b->cap * sizeof(uint64_t), MPL_MEM_BUFFER);
+        if (b->words) {
+            memset(b->words, 0, (size_t) b->cap * sizeof(uint64_t));
+            b->mr = ibv_reg_mr(st->hca.pd, b->words, (size_t) b->cap * sizeof(uint64_t),
+                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        }
+        if (!b->mr) {
+            MPL_free(b->words);
+            MPL_free(b);
+            return;
+        }
+        b->next = mc->boards;
+        mc->boards = b;
+        MPIDI_IBMC_pvars.mcast_boards++;
+    }
+    b->in_use = 1;
+    c->board_mem = b;
+}
+
 /* Collective: set the channel of comm up, or agree that it cannot be. */
 static int cmp_int(const void *a, const void *b)
 {
@@ -1303,10 +1456,12 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     int *nodes = NULL;
-    /* what every member contributes: whether it can, its QP, its epoch counter */
+    /* what every member contributes: whether it can, its QP, its epoch
+     * counter, its free groups and its ACK board (address 0: none) */
     struct setup_info {
-        uint32_t ok, qpn, epoch_seq, reserved;
+        uint32_t ok, qpn, epoch_seq, board_rkey;
         uint64_t free_groups;
+        uint64_t board;
     } mine = { 0 }, *all = NULL;
     uint64_t *masks = NULL;
     int routed = 0;
@@ -1347,6 +1502,12 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     } else {
         mine.ok = 1;
         mine.qpn = mc->qp->qp_num;
+        if (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS)
+            board_get(st, mc, c);
+        if (c->board_mem) {
+            mine.board = (uintptr_t) c->board_mem->words;
+            mine.board_rkey = c->board_mem->mr->rkey;
+        }
     }
     mine.epoch_seq = mc->epoch_seq;
     if (mc->state == 1)
@@ -1375,6 +1536,10 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
     }
     mc->epoch_seq = epoch + 1;
     c->epoch = epoch;
+    /* cleared before any member learns where it is (the second round); a
+     * late write of an earlier channel can still come, and is foreign */
+    if (c->board_mem)
+        ibmc_mcast_board_init(&c->board, c->board_mem->words, c->board_seen, c->size, c->epoch);
     if (can) {
         int shared;
         for (int r = 0; r < comm->local_size; r++)
@@ -1405,6 +1570,8 @@ static int chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, MPIDI_IBMC_mcas
                     snprintf(c->why, sizeof(c->why), "rank %d could not join the group", r);
             }
             c->qpn[r] = all[r].qpn;
+            c->peer_board[r] = all[r].board;
+            c->peer_rkey[r] = all[r].board_rkey;
         }
     }
     if (!can)
@@ -1674,7 +1841,8 @@ int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
     if (!c)
         return MPI_SUCCESS;
     comm->dev.ch4.netmod.ibmc.coll = NULL;
-    if (!st || !st->mcast)
+    /* after MPI_Finalize's release of every channel, c is gone */
+    if (!st || !st->mcast || st->mcast->finalized)
         return MPI_SUCCESS;
     if (c->state != IBMC_MCAST_CHAN_READY) {
         chan_release(st, st->mcast, c);
@@ -1695,8 +1863,7 @@ int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
             c->relay.owed[r] = 1;
             mpi_errno = coroot_report(st, c, r, 0);
         } else {
-            mpi_errno = send_rc(st, c, ack_target(c, r), IBMC_MCAST_RC_ACK, end, 0, -1, NULL, 0);
-            MPIDI_IBMC_pvars.mcast_acks_sent++;
+            mpi_errno = send_ack(st, c, ack_target(c, r), end, 0);
         }
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -1740,6 +1907,30 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
         ibv_dereg_mr(mc->rmr);
     MPL_free(mc->rbufs);
     MPL_free(mc->rmeta);
+    mc->qp = NULL;
+    mc->cq = NULL;
+    mc->rmr = NULL;
+    mc->rbufs = NULL;
+    mc->rmeta = NULL;
+    /* nothing but the boards is left, and nothing polls them */
+    mc->state = -1;
+    mc->finalized = 1;
+    snprintf(mc->why, sizeof(mc->why), "MPI_Finalize has begun");
+}
+
+void MPIDI_IBMC_mcast_free(MPIDI_IBMC_state_t * st)
+{
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    if (!mc)
+        return;
+    while (mc->boards) {
+        MPIDI_IBMC_mcast_boardmem_t *b = mc->boards;
+        mc->boards = b->next;
+        ibv_dereg_mr(b->mr);
+        MPL_free(b->words);
+        MPL_free(b);
+        MPIDI_IBMC_pvars.mcast_boards--;
+    }
     MPL_free(mc);
     st->mcast = NULL;
 }

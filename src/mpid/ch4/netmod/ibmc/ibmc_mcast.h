@@ -20,6 +20,7 @@
 #include "ibmc_mcast_coroot.h"
 #include "ibmc_mcast_faults.h"
 #include "ibmc_mcast_pool.h"
+#include "ibmc_mcast_board.h"
 
 /* The payload of an IBMC_PKT_MCAST packet on RC. */
 enum {
@@ -56,6 +57,19 @@ enum {
     IBMC_MCAST_CHAN_PROBING = 4 /* set up but for the routing probe: only probes and
                                  * their acknowledgements are taken */
 };
+
+/* A registered ACK board's memory (ibmc_mcast_board.h).  It stays
+ * registered from its first channel until after MPI_Finalize's last
+ * barrier, and later channels reuse it: a member's RDMA write that comes
+ * late always lands in registered memory, where its epoch marks it, and
+ * never fails the writer's connection. */
+typedef struct MPIDI_IBMC_mcast_boardmem {
+    struct MPIDI_IBMC_mcast_boardmem *next;
+    uint64_t *words;
+    int cap;                    /* words */
+    int in_use;
+    struct ibv_mr *mr;
+} MPIDI_IBMC_mcast_boardmem_t;
 
 typedef struct MPIDI_IBMC_mcast_chan {
     struct MPIDI_IBMC_mcast_chan *next;
@@ -98,6 +112,13 @@ typedef struct MPIDI_IBMC_mcast_chan {
     double nak_first_at;        /* the first NAK of the broadcast being received, or 0 */
     double srtt;                /* smoothed NAK-to-retransmission round trip */
     double retire_deadline;
+    /* ACKs by RDMA write (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS) */
+    MPIDI_IBMC_mcast_boardmem_t *board_mem;     /* this process's board, or NULL */
+    ibmc_mcast_board_t board;
+    uint64_t *board_seen;
+    uint64_t *peer_board;       /* by member: its board's address, 0 if it has none */
+    uint32_t *peer_rkey;
+    uint32_t *said;             /* by member: the last ACK this process sent it */
 } MPIDI_IBMC_mcast_chan_t;
 
 /* What a receive completion said, kept while the fault injector holds it. */
@@ -123,6 +144,7 @@ typedef struct {
 
 typedef struct MPIDI_IBMC_mcast {
     int state;                  /* 0 not tried, 1 ready, -1 unusable: why */
+    int finalized;              /* only the boards are left (MPIDI_IBMC_mcast_free) */
     char why[192];
     struct rdma_event_channel *evch;
     struct rdma_cm_id *id;
@@ -143,6 +165,7 @@ typedef struct MPIDI_IBMC_mcast {
     ibmc_mcast_faults_spec_t fault_spec;
     ibmc_mcast_faults_t faults;
     MPIDI_IBMC_mcast_chan_t *chans;
+    MPIDI_IBMC_mcast_boardmem_t *boards;
     ibmc_mcast_pool_t pool;
     MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
 } MPIDI_IBMC_mcast_t;
@@ -160,7 +183,10 @@ int MPIDI_IBMC_mcast_recv_rc(struct MPIDI_IBMC_state *st, int src, const char *p
 /* MPI_Comm_free */
 int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm);
 /* MPI_Finalize, before the netmod's last barrier: channels still answer
- * NAKs until every member has acknowledged everything, then all goes */
+ * NAKs until every member has acknowledged everything, then all goes but
+ * the ACK boards */
 void MPIDI_IBMC_mcast_finalize(struct MPIDI_IBMC_state *st);
+/* MPI_Finalize, after that barrier: no member writes ACKs any more */
+void MPIDI_IBMC_mcast_free(struct MPIDI_IBMC_state *st);
 
 #endif /* IBMC_MCAST_H_INCLUDED */

@@ -27,14 +27,17 @@ static int find_peer_by_qpn(MPIDI_IBMC_state_t * st, uint32_t qpn)
 static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
     int kind = IBMC_WR_KIND(wc->wr_id);
-    int peer = kind == IBMC_WR_RC_SEND ? st->sbufs[IBMC_WR_INDEX(wc->wr_id)].peer :
+    int idx = IBMC_WR_INDEX(wc->wr_id);
+    int write = kind == IBMC_WR_RC_SEND && idx >= st->n_sbufs;
+    int peer = write ? idx - st->n_sbufs : kind == IBMC_WR_RC_SEND ? st->sbufs[idx].peer :
         kind == IBMC_WR_RDMA_READ ? ((MPIDI_IBMC_rdma_read_t *) IBMC_WR_PTR(wc->wr_id))->peer :
         (kind == IBMC_WR_MW_BIND || kind == IBMC_WR_MW_INV) ?
         ((MPIDI_IBMC_rndv_send_t *) IBMC_WR_PTR(wc->wr_id))->peer :
         kind == IBMC_WR_NODESEG ? ((MPIDI_IBMC_nodeseg_target_t *) IBMC_WR_PTR(wc->wr_id))->world :
         find_peer_by_qpn(st, wc->qp_num);
-    const char *what = kind == IBMC_WR_RC_SEND ? "RC send" : kind == IBMC_WR_RC_RECV ?
-        "RC receive" : kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
+    const char *what = write ? "multicast ACK write" : kind == IBMC_WR_RC_SEND ? "RC send" :
+        kind == IBMC_WR_RC_RECV ? "RC receive" :
+        kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
         kind == IBMC_WR_MW_BIND ? "rendezvous memory-window bind" :
         kind == IBMC_WR_MW_INV ? "rendezvous memory-window invalidation" :
         kind == IBMC_WR_NODESEG ? "node-segment RDMA write or read" :
@@ -56,6 +59,10 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 
     switch (IBMC_WR_KIND(wc->wr_id)) {
         case IBMC_WR_RC_SEND:{
+                if (idx >= st->n_sbufs) {
+                    st->conns[idx - st->n_sbufs].sq_inflight--;
+                    break;
+                }
                 MPIDI_IBMC_conn_t *conn = &st->conns[st->sbufs[idx].peer];
                 conn->sq_inflight--;
                 MPIDI_IBMC_sbuf_release(st, idx);

@@ -72,7 +72,14 @@ void MPIDI_IBMC_pvars_register(void)
               "the root of, whatever the number of receivers.");
     IBMC_PVAR(mcast_bytes_sent, "Bytes of those multicast packets, headers included.");
     IBMC_PVAR(mcast_pkts_recvd, "Multicast packets this process received.");
-    IBMC_PVAR(mcast_acks_sent, "Multicast acknowledgements this process sent over RC.");
+    IBMC_PVAR(mcast_acks_sent,
+              "Multicast acknowledgements this process sent, as RC messages or RDMA writes.");
+    IBMC_PVAR(mcast_acks_written,
+              "Of those, the ones written by RDMA into the root's or co-root's ACK board "
+              "(MPIR_CVAR_IBMC_MCAST_RDMA_ACKS).");
+    IBMC_PVAR(mcast_acks_read,
+              "Multicast acknowledgements other processes wrote on this process's ACK "
+              "boards that it read.");
     IBMC_PVAR(mcast_naks_sent,
               "Multicast NAKs this process sent over RC: requests for lost packets (each "
               "names a range of them).");
@@ -107,6 +114,9 @@ void MPIDI_IBMC_pvars_register(void)
               "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
               "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");
     IBMC_PVAR(mcast_groups, "Multicast groups this process is a member of now.");
+    IBMC_PVAR(mcast_boards,
+              "ACK boards this process has registered for its multicast channels, in use or "
+              "kept for reuse (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS).");
     IBMC_PVAR(node_rd_allgathers,
               "MPI_Allgather calls that ran ibmc_node_rd over the node-shared segments.");
     IBMC_PVAR(node_rd_writes,

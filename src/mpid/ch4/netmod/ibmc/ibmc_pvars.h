@@ -35,7 +35,9 @@ typedef struct {
     unsigned long long mcast_pkts_sent; /* multicast sends posted (one per fragment) */
     unsigned long long mcast_bytes_sent;
     unsigned long long mcast_pkts_recvd;        /* multicast packets received */
-    unsigned long long mcast_acks_sent;
+    unsigned long long mcast_acks_sent; /* over RC or as RDMA writes */
+    unsigned long long mcast_acks_written;      /* ... of them as RDMA writes into a board */
+    unsigned long long mcast_acks_read; /* ACKs this process found on its boards */
     unsigned long long mcast_naks_sent; /* NAK messages sent (each names a range) */
     unsigned long long mcast_retransmits;       /* packets sent again over RC for NAKs */
     unsigned long long mcast_ack_probes;        /* ACK requests a stuck root (or a co-root) sent over RC */
@@ -49,6 +51,7 @@ typedef struct {
     unsigned long long mcast_recovery_worst_us; /* and the longest */
     unsigned long long mcast_fallbacks; /* broadcasts that ran a stock algorithm instead */
     unsigned long long mcast_groups;    /* multicast groups this process is in now */
+    unsigned long long mcast_boards;    /* ACK boards it has registered, in use or free */
     /* node segments and the ibmc_node_rd allgather (ibmc_node_allgather.c) */
     unsigned long long node_rd_allgathers;      /* calls that used the segments */
     unsigned long long node_rd_writes;  /* RDMA writes of data into other nodes' segments */
