@@ -413,7 +413,10 @@ static void member_step(sim_t * s, int who)
 {
     member_t *me = &s->m[who];
     const config_t *c = s->c;
-    if (c->boards)
+    /* as the netmod: only a root with packets not yet acknowledged, or any
+     * member when there are co-roots, looks at its board */
+    if (c->boards && ((c->subgroup && c->subgroup < c->members) ||
+                      ibmc_mcast_seq_diff(me->tx.next, me->tx.min_acked) > 0))
         read_board(s, who);
     if (!me->in_bcast && me->k < c->messages) {
         if (me->delay > 0) {

@@ -871,6 +871,17 @@ static int ack_in(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int from
     return mpi_errno;
 }
 
+/* Whether anything here waits on this process's board: its own packets
+ * that not every member has acknowledged, a co-root's leaves, or a retiring
+ * channel's last ACKs.  An idle channel's words wait unread: ACKs are
+ * cumulative, so reading one later loses nothing, and a process with many
+ * channels does not scan all their boards on every progress call. */
+static int board_wanted(const MPIDI_IBMC_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_RETIRING || c->relay_ring ||
+        ibmc_mcast_seq_diff(c->tx.next, c->tx.min_acked) > 0;
+}
+
 /* The ACKs members wrote on this process's board since it last looked. */
 static int read_board(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
 {
@@ -979,7 +990,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         }
     }
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
-        if (c->board_mem &&
+        if (c->board_mem && board_wanted(c) &&
             (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING)) {
             mpi_errno = read_board(st, c);
             MPIR_ERR_CHECK(mpi_errno);
