@@ -437,17 +437,28 @@ static int rank_of_qpn(const MPIDI_IBMC_mcast_chan_t * c, uint32_t qpn)
 }
 
 /* One IBMC_PKT_MCAST message to member `to`: header h, then len bytes of
- * pkt (a multicast packet, for DATA and RELAY). */
+ * pkt (a multicast packet, for DATA and RELAY) with pkt_flags added to the
+ * copy's IBMC_MCAST_F_* flags. */
 static int post_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to,
-                   ibmc_mcast_rc_t * h, const void *pkt, size_t len)
+                   ibmc_mcast_rc_t * h, const void *pkt, size_t len, uint16_t pkt_flags)
 {
     char buf[sizeof(ibmc_mcast_rc_t) + 4096 + sizeof(ibmc_mcast_hdr_t)];
     h->context_id = c->context_id;
     h->epoch = c->epoch;
-    MPIR_Assert(len <= sizeof(buf) - sizeof(*h));
+    /* the packets come from this process's rings, one path MTU each */
+    if (len > sizeof(buf) - sizeof(*h) || (pkt_flags && len < sizeof(ibmc_mcast_hdr_t)))
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
+                                    MPI_ERR_INTERN, "**intern", "**intern %s",
+                                    "a multicast packet does not fit an RC message");
     memcpy(buf, h, sizeof(*h));
     if (len)
         memcpy(buf + sizeof(*h), pkt, len);
+    if (pkt_flags) {
+        ibmc_mcast_hdr_t ph;
+        memcpy(&ph, buf + sizeof(*h), sizeof(ph));
+        ph.flags |= pkt_flags;
+        memcpy(buf + sizeof(*h), &ph, sizeof(ph));
+    }
     return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
                                 (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL);
 }
@@ -456,7 +467,7 @@ static int send_rc(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to,
                    uint32_t a, uint32_t b, int root, const void *pkt, size_t len)
 {
     ibmc_mcast_rc_t h = {.kind = (uint8_t) kind,.a = a,.b = b,.root = root };
-    return post_rc(st, c, to, &h, pkt, len);
+    return post_rc(st, c, to, &h, pkt, len, 0);
 }
 
 /* ---- co-roots' plan (ibmc_mcast_coroot.h) ---- */
@@ -489,22 +500,17 @@ static int send_nak(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int ro
         .a = first,.b = count,.root = root
     };
     MPIDI_IBMC_pvars.mcast_naks_sent++;
-    return post_rc(st, c, ack_target(c, root), &h, NULL, 0);
+    return post_rc(st, c, ack_target(c, root), &h, NULL, 0, 0);
 }
 
-/* A packet of root's message sent again over RC, in answer to a NAK. */
+/* A packet of root's message sent again over RC, in answer to a NAK: the
+ * copy is marked as a retransmission, the kept packet stays as sent. */
 static int send_again(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to, int root,
                       const void *pkt, size_t len)
 {
-    ibmc_mcast_hdr_t ph;
-    char copy[sizeof(ph) + 4096];
-    MPIR_Assert(len >= sizeof(ph) && len <= sizeof(copy));
-    memcpy(&ph, pkt, sizeof(ph));
-    ph.flags |= IBMC_MCAST_F_RETRANSMIT;
-    memcpy(copy, &ph, sizeof(ph));
-    memcpy(copy + sizeof(ph), (const char *) pkt + sizeof(ph), len - sizeof(ph));
+    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.root = root };
     MPIDI_IBMC_pvars.mcast_retransmits++;
-    return send_rc(st, c, to, IBMC_MCAST_RC_DATA, 0, 0, root, copy, len);
+    return post_rc(st, c, to, &h, pkt, len, IBMC_MCAST_F_RETRANSMIT);
 }
 
 /* An ACK of pos to member `to`.  It goes as an RDMA write of this member's
