@@ -381,7 +381,7 @@ int MPIDI_IBMC_nodeseg_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm, size_t b
      * all agree before anyone waits on another member, and fall back
      * together.  A stock algorithm directly: this may run inside
      * MPI_Allgather itself. */
-    int planned = plan(s, comm) == 0;
+    int planned = plan(s, comm) == 0 && !MPIDI_IBMC_qp_fault_nodeseg_nomem(st);
     all = MPL_malloc(sizeof(*all) * s->size, MPL_MEM_COLL);
     planned &= all != NULL;
     int all_planned = 0;

@@ -39,8 +39,12 @@ cvars:
         "forge_cm=N": at the end of MPI_Init, world rank N sends rank 0 a
         connection request and a reply that claim to come from another
         rank: the job's key, the wrong source; rank 0 must drop both
-        (pvar ibmc_cm_dropped) and the job go on unharmed.  N counts from 1
-        for the others.  Empty (the default) is off.
+        (pvar ibmc_cm_dropped) and the job go on unharmed.
+        "nodeseg_nomem=N": world rank N runs out of memory (as it
+        pretends) whenever it plans a node segment for ibmc_node_rd, so
+        every member of the communicator must fall back to a stock
+        allgather together, and none hang.  N counts from 1 for the
+        others.  Empty (the default) is off.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -58,14 +62,16 @@ int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st)
         return MPI_SUCCESS;
     if (sscanf(s, "%15[a-z_]=%llu%n", kind, &n, &used) != 2 || s[used] || n == 0 ||
         (strcmp(kind, "send") && strcmp(kind, "read") && strcmp(kind, "stale_read") &&
-         strcmp(kind, "forge_cm"))) {
+         strcmp(kind, "forge_cm") && strcmp(kind, "nodeseg_nomem"))) {
         MPIR_ERR_SETANDJUMP3(mpi_errno, MPI_ERR_OTHER, "**ibmc_cvar_str",
                              "**ibmc_cvar_str %s %s %s", "MPIR_CVAR_IBMC_FAULT_QP_ERROR", s,
-                             "it must be send=N, read=N, stale_read=N or forge_cm=N with N >= 1");
+                             "it must be send=N, read=N, stale_read=N, forge_cm=N or "
+                             "nodeseg_nomem=N with N >= 1");
     }
     st->qp_fault_kind = !strcmp(kind, "send") ? IBMC_QP_FAULT_SEND :
         !strcmp(kind, "read") ? IBMC_QP_FAULT_READ :
-        !strcmp(kind, "stale_read") ? IBMC_QP_FAULT_STALE_READ : IBMC_QP_FAULT_FORGE_CM;
+        !strcmp(kind, "stale_read") ? IBMC_QP_FAULT_STALE_READ :
+        !strcmp(kind, "forge_cm") ? IBMC_QP_FAULT_FORGE_CM : IBMC_QP_FAULT_NODESEG_NOMEM;
     st->qp_fault_at = n;
   fn_fail:
     return mpi_errno;
@@ -153,4 +159,10 @@ int MPIDI_IBMC_qp_fault_forge(MPIDI_IBMC_state_t * st)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+int MPIDI_IBMC_qp_fault_nodeseg_nomem(const MPIDI_IBMC_state_t * st)
+{
+    return st->qp_fault_at && st->qp_fault_kind == IBMC_QP_FAULT_NODESEG_NOMEM &&
+        st->my_rank == (int) st->qp_fault_at;
 }

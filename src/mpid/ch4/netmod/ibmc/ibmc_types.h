@@ -278,7 +278,7 @@ uint64_t MPIDI_IBMC_random_u64(void);
 
 /* ibmc_qp_fault.c */
 enum { IBMC_QP_FAULT_SEND, IBMC_QP_FAULT_READ, IBMC_QP_FAULT_STALE_READ,
-    IBMC_QP_FAULT_FORGE_CM
+    IBMC_QP_FAULT_FORGE_CM, IBMC_QP_FAULT_NODESEG_NOMEM
 };
 int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st);
 void MPIDI_IBMC_qp_fault_posted(MPIDI_IBMC_state_t * st, struct ibv_qp *qp, int is_read);
@@ -287,6 +287,9 @@ int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * co
                                  const MPIDI_IBMC_rdma_read_t * done);
 /* forge_cm=N: called by every process at the end of MPI_Init */
 int MPIDI_IBMC_qp_fault_forge(MPIDI_IBMC_state_t * st);
+/* nodeseg_nomem=N: whether this process plays out of memory planning a
+ * node segment (world rank N does, always) */
+int MPIDI_IBMC_qp_fault_nodeseg_nomem(const MPIDI_IBMC_state_t * st);
 
 /* ibmc_conn.c */
 int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
