@@ -14,13 +14,15 @@
 # TESTS ("latency rate skew"), ALGOS ("ibmc_mcast binomial auto";
 # ibmc_mcast:coroots2 is ibmc_mcast with MPIR_CVAR_IBMC_MCAST_SUBGROUP=2,
 # co-roots at any size; ibmc_mcast:rcacks with MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0,
-# every ACK an RC message), SKEWS (the skew test again at each of these µs, up
+# every ACK an RC message; ibmc_mcast:nomax with MPIR_CVAR_IBMC_MCAST_MAX_BYTES=0,
+# multicast at every size), MIN (smallest size, 1), SKEWS (the skew test again at each of these µs, up
 # to SWEEP_MAX bytes: time in MPI_Bcast against skew; default "0 100 400
 # 1600", empty for none), SWEEP_MAX (1024).
 set -uo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 bench_paths
 REPS=${REPS:-5} LAYOUTS=${LAYOUTS:-"8:4 16:8"} ITERS=${ITERS:-50} MAX=${MAX:-65536} SKEW=${SKEW:-400}
+MIN=${MIN:-1}
 TESTS=${TESTS:-"latency rate skew"} ALGOS=${ALGOS:-"ibmc_mcast binomial auto"}
 SKEWS=${SKEWS-"0 100 400 1600"} SWEEP_MAX=${SWEEP_MAX:-1024}
 out=${BCAST_BENCH_OUT:-$top/_build/bench/bcast-$(date +%Y%m%d-%H%M%S)}
@@ -30,7 +32,7 @@ if bench_needs_vm; then
     "$prefix/bin/mpicc" -O2 -Wall -o "$top/_build/bench/ibmc_bcast_bench" "$here/ibmc_bcast_bench.c" || exit 1
     # the VM passes only some of the environment on: name the settings
     exec "$top/test/vm/run-fabric" env IBMC_PREFIX="$prefix" REPS="$REPS" LAYOUTS="$LAYOUTS" \
-        ITERS="$ITERS" MAX="$MAX" SKEW="$SKEW" TESTS="$TESTS" ALGOS="$ALGOS" \
+        ITERS="$ITERS" MAX="$MAX" MIN="$MIN" SKEW="$SKEW" TESTS="$TESTS" ALGOS="$ALGOS" \
         SKEWS="$SKEWS" SWEEP_MAX="$SWEEP_MAX" \
         BCAST_BENCH_OUT="$out" bash "$0"
 fi
@@ -49,12 +51,17 @@ for rep in $(seq 1 "$REPS"); do
         for run in $runs; do
             IFS=: read -r test skew max <<< "$run"
             for name in $ALGOS; do
-                algo=${name%%:*} subgroup=0 rdma_acks=1
-                case $name in *:coroots2) subgroup=2 ;; *:rcacks) rdma_acks=0 ;; esac
+                algo=${name%%:*} subgroup=0 rdma_acks=1 max_bytes=1048576
+                case $name in
+                    *:coroots2) subgroup=2 ;;
+                    *:rcacks) rdma_acks=0 ;;
+                    *:nomax) max_bytes=0 ;;
+                esac
                 log=$out/$name-$np-$nodes-$test-$skew-$rep.log
                 MPIR_CVAR_BCAST_INTRA_ALGORITHM=$algo MPIR_CVAR_NUM_CLIQUES=$nodes \
                     MPIR_CVAR_IBMC_MCAST_SUBGROUP=$subgroup MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=$rdma_acks \
-                    timeout 900 mpiexec -n "$np" "$bin" "$test" "$max" "$ITERS" "$skew" > "$log" 2>&1 ||
+                    MPIR_CVAR_IBMC_MCAST_MAX_BYTES=$max_bytes \
+                    timeout 900 mpiexec -n "$np" "$bin" "$test" "$max" "$ITERS" "$skew" "$MIN" > "$log" 2>&1 ||
                     echo "bcast-compare: $name $np:$nodes $test rep $rep failed (see $log)" >&2
                 sed -n "s/^bcast-bench: /$name $np $nodes /p" "$log" >> "$out/raw.txt"
             done
@@ -74,11 +81,13 @@ for line in open(sys.argv[1]):
     units[test] = unit
 keys = sorted({k[:4] for k in vals})
 algos = sorted({k[4] for k in vals}, key=lambda a: (a != "ibmc_mcast", a))
+# the ratio's numerator: ibmc_mcast, or the first of its variants
+mc = next((a for a in algos if a == "ibmc_mcast"), next((a for a in algos if a.startswith("ibmc_mcast")), None))
 print("| ranks:nodes | test | bytes | " + " | ".join(algos) + " | ibmc_mcast / binomial |")
 print("|---|---|---:|" + "---:|" * len(algos) + "---:|")
 for np_, nodes, test, size in keys:
     med = {a: statistics.median(vals[(np_, nodes, test, size, a)]) for a in algos if vals.get((np_, nodes, test, size, a))}
-    ratio = med.get("ibmc_mcast", 0) / med["binomial"] if med.get("binomial") else float("nan")
+    ratio = med[mc] / med["binomial"] if mc in med and med.get("binomial") else float("nan")
     print(f"| {np_}:{nodes} | {test} ({units[test]}) | {size} | " +
           " | ".join(f"{med[a]:.1f}" if a in med else "-" for a in algos) + f" | {ratio:.2f} |")
 PY

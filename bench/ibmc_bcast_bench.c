@@ -22,7 +22,9 @@
  *   skewsweep the same, for one point of a sweep over SKEW: its lines also
  *            name the SKEW (bench/bcast-compare.sh runs several).
  *
- * usage: ibmc_bcast_bench latency|rate|skew|skewsweep [MAX_BYTES [ITERS [SKEW_US]]]
+ * usage: ibmc_bcast_bench latency|rate|skew|skewsweep [MAX_BYTES [ITERS [SKEW_US [MIN_BYTES]]]]
+ * Sizes are the powers of 4 from the first at least MIN_BYTES (default 1)
+ * to MAX_BYTES.
  * Prints "bcast-bench: TEST SIZE VALUE UNIT" lines from rank 0, and for
  * skewsweep "bcast-bench: skewsweep SIZE VALUE us SKEW_US". */
 
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
     size_t max = argc > 2 ? strtoul(argv[2], NULL, 0) : 65536;
     int iters = argc > 3 ? atoi(argv[3]) : 100;
     double skew = argc > 4 ? atof(argv[4]) : 400;
+    size_t min = argc > 5 ? strtoul(argv[5], NULL, 0) : 1;
     char *buf = malloc(max ? max : 1);
     memset(buf, 1, max ? max : 1);
     srand(1234 + rank);
@@ -55,7 +58,10 @@ int main(int argc, char **argv)
     /* untimed: the first broadcast on a communicator may set a channel up */
     MPI_Bcast(buf, 1, MPI_BYTE, 0, MPI_COMM_WORLD);
 
-    for (size_t len = 1; len <= max; len *= 4) {
+    size_t first = 1;
+    while (first < min)
+        first *= 4;
+    for (size_t len = first; len <= max; len *= 4) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime(), in_bcast = 0, in_pingpong = 0;
         for (int i = 0; i < iters; i++) {
