@@ -66,6 +66,35 @@ int main(void)
         TAP_EXPECT(!s.enabled);
         TAP_EXPECT_EQ(ibmc_mcast_faults_parse("drop=1", &s, err, sizeof(err)), 0);
         TAP_EXPECT(s.enabled);
+        /* the board's fault leaves the receive path alone */
+        TAP_EXPECT_EQ(ibmc_mcast_faults_parse("late_ack=0.25,seed=4", &s, err, sizeof(err)), 0);
+        TAP_EXPECT(!s.enabled && s.late_ack == 0.25 && s.seed == 4);
+    }
+
+    TAP_TEST("late_ack: about the given share of ACKs, the same for a seed, none when 0") {
+        ibmc_mcast_faults_spec_t spec;
+        ibmc_mcast_faults_t f, g;
+        TAP_EXPECT_EQ(ibmc_mcast_faults_parse("late_ack=0.25,seed=9", &spec, err, sizeof(err)), 0);
+        ibmc_mcast_faults_init(&f, &spec, 3);
+        ibmc_mcast_faults_init(&g, &spec, 3);
+        int n = 0, same = 1;
+        for (int i = 0; i < 10000; i++) {
+            int a = ibmc_mcast_faults_late_ack(&f);
+            same &= a == ibmc_mcast_faults_late_ack(&g);
+            n += a;
+        }
+        TAP_EXPECT(n > 2200 && n < 2800);
+        TAP_EXPECT_EQ(f.late_acks, (uint64_t) n);
+        TAP_EXPECT(same);
+        /* a receive still passes untouched */
+        ibmc_mcast_fault_out_t out[3];
+        int x;
+        TAP_EXPECT_EQ(ibmc_mcast_faults_filter(&f, &x, out), 1);
+        TAP_EXPECT(out[0].item == &x && out[0].deliver && out[0].release);
+        TAP_EXPECT_EQ(ibmc_mcast_faults_parse("drop=0.5", &spec, err, sizeof(err)), 0);
+        ibmc_mcast_faults_init(&f, &spec, 3);
+        for (int i = 0; i < 1000; i++)
+            TAP_EXPECT_EQ(ibmc_mcast_faults_late_ack(&f), 0);
     }
 
     TAP_TEST("bad specs are refused with the reason") {
@@ -77,7 +106,8 @@ int main(void)
             {"dup=abc", "dup=abc is not a probability"},
             {"reorder=0.5x", "reorder=0.5x is not a probability"},
             {"drop=nan", "drop=nan is not a probability"},
-            {"loss=0.1", "unknown key \"loss\" (the keys are drop, dup, reorder and seed)"},
+            {"loss=0.1", "unknown key \"loss\" (the keys are drop, dup, reorder, late_ack and seed)"},
+            {"late_ack=2", "late_ack=2 is not a probability between 0 and 1"},
             {"drop", "\"drop\" is not of the form key=value"},
             {"=0.1", "\"=0.1\" is not of the form key=value"},
             {"drop=", "\"drop=\" is not of the form key=value"},

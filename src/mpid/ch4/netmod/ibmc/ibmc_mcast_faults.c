@@ -54,6 +54,9 @@ int ibmc_mcast_faults_parse(const char *text, ibmc_mcast_faults_spec_t * spec, c
         } else if (!strcmp(key, "reorder")) {
             if (parse_prob(key, val, &spec->reorder, err, err_len))
                 return -1;
+        } else if (!strcmp(key, "late_ack")) {
+            if (parse_prob(key, val, &spec->late_ack, err, err_len))
+                return -1;
         } else if (!strcmp(key, "seed")) {
             char *end;
             errno = 0;
@@ -64,8 +67,8 @@ int ibmc_mcast_faults_parse(const char *text, ibmc_mcast_faults_spec_t * spec, c
             }
             spec->seed = s;
         } else {
-            snprintf(err, err_len, "unknown key \"%s\" (the keys are drop, dup, reorder and seed)",
-                     key);
+            snprintf(err, err_len, "unknown key \"%s\" (the keys are drop, dup, reorder, "
+                     "late_ack and seed)", key);
             return -1;
         }
     }
@@ -138,5 +141,16 @@ int ibmc_mcast_faults_flush(ibmc_mcast_faults_t * f, ibmc_mcast_fault_out_t out[
         return 0;
     emit(out, 0, f->held, 1, 1);
     f->held = NULL;
+    return 1;
+}
+
+int ibmc_mcast_faults_late_ack(ibmc_mcast_faults_t * f)
+{
+    if (!(f->spec.late_ack > 0.0))
+        return 0;
+    double u = (double) (next_u64(&f->rng) >> 11) * (1.0 / 9007199254740992.0);
+    if (u >= f->spec.late_ack)
+        return 0;
+    f->late_acks++;
     return 1;
 }

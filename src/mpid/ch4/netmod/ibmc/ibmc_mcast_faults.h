@@ -18,6 +18,12 @@
  * packet or for ibmc_mcast_faults_flush, which the caller calls when its
  * completion queue is empty, so a held packet is late, never lost.
  *
+ * late_ack=P is a fault of the ACK board (ibmc_mcast_board.h), on the
+ * sending side: after a member writes an ACK into a board, with probability
+ * P it writes a word of the previous epoch over it, as a member of an
+ * earlier channel on the same board would if its write came late.  The
+ * owner must take it for foreign and ask again.
+ *
  * Pure logic, unit-tested on the host (test/unit/test_mcast_faults.c). */
 
 #ifndef IBMC_MCAST_FAULTS_H_INCLUDED
@@ -28,15 +34,16 @@
 
 typedef struct {
     double drop, dup, reorder;
+    double late_ack;            /* the ACK board's fault, not the receive path's */
     uint64_t seed;
-    int enabled;                /* any of the three above zero */
+    int enabled;                /* any of drop, dup and reorder above zero */
 } ibmc_mcast_faults_spec_t;
 
 typedef struct {
     ibmc_mcast_faults_spec_t spec;
     uint64_t rng;
     void *held;
-    uint64_t dropped, duplicated, reordered;
+    uint64_t dropped, duplicated, reordered, late_acks;
 } ibmc_mcast_faults_t;
 
 typedef struct {
@@ -46,7 +53,8 @@ typedef struct {
 } ibmc_mcast_fault_out_t;
 
 /* Parse a spec: comma-separated key=value pairs, keys drop, dup, reorder
- * (probabilities, summing to at most 1) and seed (an unsigned integer).
+ * (probabilities, summing to at most 1), late_ack (a probability) and seed
+ * (an unsigned integer).
  * NULL or "" means no faults.  Returns 0, or -1 with the reason in err
  * (the caller names the CVAR around it). */
 int ibmc_mcast_faults_parse(const char *text, ibmc_mcast_faults_spec_t * spec, char *err,
@@ -62,5 +70,9 @@ int ibmc_mcast_faults_filter(ibmc_mcast_faults_t * f, void *item, ibmc_mcast_fau
 
 /* Hand back a held item, if any (returns 0 or 1 entries). */
 int ibmc_mcast_faults_flush(ibmc_mcast_faults_t * f, ibmc_mcast_fault_out_t out[1]);
+
+/* An ACK was just written: 1 if a late write of the previous epoch is to
+ * follow it (late_ack), counted in late_acks. */
+int ibmc_mcast_faults_late_ack(ibmc_mcast_faults_t * f);
 
 #endif /* IBMC_MCAST_FAULTS_H_INCLUDED */
