@@ -26,7 +26,8 @@
  * it, neither may have happened.
  * ACKs: unless --rc-acks (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0), most of them
  * went as RDMA writes into the ACK boards, and the owners read them; with
- * --rc-acks, none did.
+ * --rc-acks, none did.  With --late-acks (MPIR_CVAR_IBMC_MCAST_FAULTS with
+ * late_ack), owners found words of another epoch on their boards.
  * Prints "bcast_mcast: all checks passed" on success. */
 
 #include <mpi.h>
@@ -73,7 +74,7 @@ static unsigned long long pvar(const char *name)
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
-    int coroots = 0, rc_acks = 0;
+    int coroots = 0, rc_acks = 0, late_acks = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
             coroots = 1;
         else if (!strcmp(argv[i], "--rc-acks"))
             rc_acks = 1;
+        else if (!strcmp(argv[i], "--late-acks"))
+            late_acks = 1;
         else
             max = strtoul(argv[i], NULL, 0);
     }
@@ -140,13 +143,14 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 15
+#define NV 16
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
         "ibmc_mcast_dropped", "ibmc_mcast_faults", "ibmc_mcast_recoveries",
         "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks",
-        "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read"
+        "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read",
+        "ibmc_mcast_acks_foreign"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -204,6 +208,11 @@ int main(int argc, char **argv)
                    "%llu read\n", tot[12], tot[13], tot[14]);
             ok = 0;
         }
+        if (mcast && (tot[15] > 0) != late_acks) {
+            printf("bcast_mcast: FAIL: %s late ACK writes, but %llu foreign board words\n",
+                   late_acks ? "injected" : "no", tot[15]);
+            ok = 0;
+        }
         if (mcast && rc_acks && (tot[12] == 0 || tot[13] != 0 || tot[14] != 0)) {
             printf("bcast_mcast: FAIL: expected ACKs as RC messages: %llu ACKs, %llu written, "
                    "%llu read\n", tot[12], tot[13], tot[14]);
@@ -218,8 +227,8 @@ int main(int argc, char **argv)
             printf("bcast_mcast: counters as expected (%s): %llu broadcasts over multicast, "
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
                    "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
-                   "(%llu written, %llu read)\n", expect, tot[0], tot[1], tot[3], tot[4], tot[7],
-                   tot[8], tot[10], tot[11], tot[12], tot[13], tot[14]);
+                   "(%llu written, %llu read, %llu foreign)\n", expect, tot[0], tot[1], tot[3],
+                   tot[4], tot[7], tot[8], tot[10], tot[11], tot[12], tot[13], tot[14], tot[15]);
         else
             bad++;
     }

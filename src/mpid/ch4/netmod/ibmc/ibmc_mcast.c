@@ -207,7 +207,11 @@ cvars:
         "drop=0.1,dup=0.05,reorder=0.05,seed=7" (probabilities per packet,
         deterministic for a seed, different on every rank).  Soft-RoCE loses
         nothing on its own; this exercises the NAK and retransmission paths.
-        Empty (the default) injects nothing.
+        late_ack=P also writes, after a written ACK of a communicator in
+        use and with probability P, a word of an earlier epoch over it, as a
+        late write of an earlier channel on a reused ACK board would; the
+        owner must ask for that ACK again.  Empty (the default) injects
+        nothing.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -552,6 +556,15 @@ static int send_ack(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int to
             return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast ACK write)", rc);
         conn->sq_inflight++;
         MPIDI_IBMC_pvars.mcast_acks_written++;
+        if (c->state == IBMC_MCAST_CHAN_READY && conn->sq_inflight < st->sq_depth &&
+            ibmc_mcast_faults_late_ack(&st->mcast->faults)) {
+            /* the testing knob: a late write of the previous epoch over it */
+            word = ibmc_mcast_board_word(c->epoch - 1, pos);
+            rc = ibv_post_send(conn->qp, &wr, &bad);
+            if (rc)
+                return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast ACK write)", rc);
+            conn->sq_inflight++;
+        }
         return MPI_SUCCESS;
     }
     return send_rc(st, c, to, IBMC_MCAST_RC_ACK, pos, 0, -1, NULL, 0);
@@ -902,9 +915,8 @@ static int read_board(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c)
             /* a member of an earlier channel on this board wrote late, maybe
              * over this member's ACK: ask it again */
             MPIDI_IBMC_pvars.mcast_dropped++;
-            if (c->state == IBMC_MCAST_CHAN_READY)
-                mpi_errno = send_rc(st, c, m, IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, -1,
-                                    NULL, 0);
+            MPIDI_IBMC_pvars.mcast_acks_foreign++;
+            mpi_errno = send_rc(st, c, m, IBMC_MCAST_RC_ACK_REQ, c->tx.min_acked, 0, -1, NULL, 0);
         }
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -1062,23 +1074,28 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
                 }
                 break;
             }
-        case IBMC_MCAST_RC_ACK_REQ:
-            /* an ACK states how far this member has delivered, which is
-             * true whoever asks; the asker is a member (checked above).  A
-             * co-root answers a root for its whole subgroup. */
-            if (c->state == IBMC_MCAST_CHAN_READY && is_coroot(c, from)) {
-                c->relay.owed[from] = 1;
-                mpi_errno = coroot_report(st, c, from, 1);
-                MPIR_ERR_CHECK(mpi_errno);
-            } else if (c->state == IBMC_MCAST_CHAN_READY) {
-                /* not taken from the skewed schedule: the asker need not be
-                 * where this member's next due ACK goes */
-                mpi_errno = send_ack(st, c, from, c->rx.next, 1);
-                MPIR_ERR_CHECK(mpi_errno);
-            } else {
-                MPIDI_IBMC_pvars.mcast_dropped++;
+        case IBMC_MCAST_RC_ACK_REQ:{
+                /* an ACK states how far this member has delivered, which is
+                 * true whoever asks; the asker is a member (checked above).  A
+                 * co-root answers a root for its whole subgroup.  A retiring
+                 * member answers too: its last ACK may have been covered on the
+                 * asker's board. */
+                int live = c->state == IBMC_MCAST_CHAN_READY ||
+                    c->state == IBMC_MCAST_CHAN_RETIRING;
+                if (live && is_coroot(c, from)) {
+                    c->relay.owed[from] = 1;
+                    mpi_errno = coroot_report(st, c, from, 1);
+                    MPIR_ERR_CHECK(mpi_errno);
+                } else if (live) {
+                    /* not taken from the skewed schedule: the asker need not be
+                     * where this member's next due ACK goes */
+                    mpi_errno = send_ack(st, c, from, c->rx.next, 1);
+                    MPIR_ERR_CHECK(mpi_errno);
+                } else {
+                    MPIDI_IBMC_pvars.mcast_dropped++;
+                }
+                break;
             }
-            break;
         case IBMC_MCAST_RC_PROBE_ACK:
             if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&
                 !c->probe_acked[from]) {

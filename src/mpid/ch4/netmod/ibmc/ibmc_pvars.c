@@ -80,6 +80,10 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR(mcast_acks_read,
               "Multicast acknowledgements other processes wrote on this process's ACK "
               "boards that it read.");
+    IBMC_PVAR(mcast_acks_foreign,
+              "Words of another epoch found on this process's ACK boards (a late write of "
+              "an earlier channel, or MPIR_CVAR_IBMC_MCAST_FAULTS' late_ack); each member "
+              "concerned was asked for its ACK again.");
     IBMC_PVAR(mcast_naks_sent,
               "Multicast NAKs this process sent over RC: requests for lost packets (each "
               "names a range of them).");

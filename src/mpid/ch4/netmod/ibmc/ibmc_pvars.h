@@ -38,6 +38,7 @@ typedef struct {
     unsigned long long mcast_acks_sent; /* over RC or as RDMA writes */
     unsigned long long mcast_acks_written;      /* ... of them as RDMA writes into a board */
     unsigned long long mcast_acks_read; /* ACKs this process found on its boards */
+    unsigned long long mcast_acks_foreign;      /* board words of another epoch, asked again */
     unsigned long long mcast_naks_sent; /* NAK messages sent (each names a range) */
     unsigned long long mcast_retransmits;       /* packets sent again over RC for NAKs */
     unsigned long long mcast_ack_probes;        /* ACK requests a stuck root (or a co-root) sent over RC */
