@@ -897,8 +897,12 @@ static int ack_in(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c, int from
  * channels does not scan all their boards on every progress call. */
 static int board_wanted(const MPIDI_IBMC_mcast_chan_t * c)
 {
-    return c->state == IBMC_MCAST_CHAN_RETIRING || c->relay_ring ||
-        ibmc_mcast_seq_diff(c->tx.next, c->tx.min_acked) > 0;
+    if (!c->board_mem)
+        return 0;
+    if (c->state == IBMC_MCAST_CHAN_RETIRING)
+        return 1;
+    return c->state == IBMC_MCAST_CHAN_READY &&
+        (c->relay_ring || ibmc_mcast_seq_diff(c->tx.next, c->tx.min_acked) > 0);
 }
 
 /* The ACKs members wrote on this process's board since it last looked. */
@@ -1007,15 +1011,14 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
                 return MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO);
         }
     }
-    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
-        if (c->board_mem && board_wanted(c) &&
-            (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING)) {
+    /* ACKs written on the boards; retired channels go once every member has
+     * all their packets */
+    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
+        next = c->next;
+        if (board_wanted(c)) {
             mpi_errno = read_board(st, c);
             MPIR_ERR_CHECK(mpi_errno);
         }
-    /* retired channels go once every member has all their packets */
-    for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
-        next = c->next;
         if (c->state == IBMC_MCAST_CHAN_RETIRING &&
             ((ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 && coroot_settled(c)) ||
              MPIDI_IBMC_now() > c->retire_deadline))
@@ -1941,11 +1944,6 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
         ibv_dereg_mr(mc->rmr);
     MPL_free(mc->rbufs);
     MPL_free(mc->rmeta);
-    mc->qp = NULL;
-    mc->cq = NULL;
-    mc->rmr = NULL;
-    mc->rbufs = NULL;
-    mc->rmeta = NULL;
     /* nothing but the boards is left, and nothing polls them */
     mc->state = -1;
     mc->finalized = 1;
