@@ -17,8 +17,6 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_cookie.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_check.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_pool.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_board.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
@@ -26,12 +24,6 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pvars.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_send.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_coll.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_wire.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_coroot.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_ipoib.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h
@@ -48,8 +40,6 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_cookie.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_check.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_heapwatch.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_pool.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_board.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_ud.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
@@ -63,15 +53,36 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_mem.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_progress.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_hooks.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_ipoib.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_node_allgather.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_rx.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_tx.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_coroot.c \
-                      src/mpid/ch4/netmod/ibmc/ibmc_mcast_faults.c
+                      src/mpid/ch4/netmod/ibmc/ibmc_node_allgather.c
+
+# the multicast channel: its verbs-free engine and pure parts, and the
+# netmod's verbs side (mcast/ibmc_mcast_impl.h)
+noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_impl.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_wire.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_rx.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_tx.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_coroot.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_board.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_pool.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_faults.h
+
+mpi_core_sources   += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_rx.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_tx.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_coroot.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_board.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_pool.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_faults.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_qp.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_io.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_group.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_setup.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_bcast.c
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt
 

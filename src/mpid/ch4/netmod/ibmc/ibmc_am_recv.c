@@ -10,7 +10,7 @@
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
-#include "ibmc_mcast.h"
+#include "mcast/ibmc_mcast.h"
 #include "ibmc_am_check.h"
 
 int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx)

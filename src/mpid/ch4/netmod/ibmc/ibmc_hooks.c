@@ -3,7 +3,7 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* CH4 hooks: a freed communicator's multicast channel (ibmc_mcast.c) and
+/* CH4 hooks: a freed communicator's multicast channel (mcast/ibmc_mcast_bcast.c) and
  * node segments (ibmc_nodeseg.c); the
  * rest ibmc does not need to act on, and the native entry points that it
  * hands to MPIDIG's active-message implementations. */
@@ -12,7 +12,7 @@
 #include "ibmc_impl.h"
 #include "ibmc_noinline.h"
 #include "ibmc_types.h"
-#include "ibmc_mcast.h"
+#include "mcast/ibmc_mcast.h"
 #include "ibmc_nodeseg.h"
 
 int MPIDI_IBMC_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)

@@ -9,7 +9,7 @@
 #include <sys/random.h>
 #include <arpa/inet.h>
 #include "ibmc_types.h"
-#include "ibmc_mcast.h"
+#include "mcast/ibmc_mcast.h"
 #include "ibmc_nodeseg.h"
 #include "mpidu_bc.h"
 

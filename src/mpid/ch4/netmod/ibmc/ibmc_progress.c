@@ -10,7 +10,7 @@
 #include <endian.h>
 #include <sched.h>
 #include "ibmc_types.h"
-#include "ibmc_mcast.h"
+#include "mcast/ibmc_mcast.h"
 #include "ibmc_nodeseg.h"
 
 #define IBMC_POLL_BATCH 16

@@ -14,6 +14,12 @@ MPIDI_IBMC_pvars_t MPIDI_IBMC_pvars;
                               MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, \
                               MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, \
                               NULL, NULL, "CH4_IBMC", desc)
+#define IBMC_PVAR_MCAST(field, desc) \
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, \
+                              "ibmc_mcast_" #field, &MPIDI_IBMC_pvars.mcast.field, 1, \
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, \
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, \
+                              NULL, NULL, "CH4_IBMC", desc)
 
 void MPIDI_IBMC_pvars_register(void)
 {
@@ -64,61 +70,61 @@ void MPIDI_IBMC_pvars_register(void)
               "from the UD queue pair and port of the rank they name, or a reply that does "
               "not answer this process's request.  Nonzero on a quiet fabric means something "
               "else sends to this job's queue pairs.");
-    IBMC_PVAR(mcast_bcasts,
+    IBMC_PVAR_MCAST(bcasts,
               "Broadcasts on which this process used the hardware-multicast channel "
               "(MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast), as root or receiver.");
-    IBMC_PVAR(mcast_pkts_sent,
+    IBMC_PVAR_MCAST(pkts_sent,
               "Multicast sends this process posted: one per fragment of each broadcast it was "
               "the root of, whatever the number of receivers.");
-    IBMC_PVAR(mcast_bytes_sent, "Bytes of those multicast packets, headers included.");
-    IBMC_PVAR(mcast_pkts_recvd, "Multicast packets this process received.");
-    IBMC_PVAR(mcast_acks_sent,
+    IBMC_PVAR_MCAST(bytes_sent, "Bytes of those multicast packets, headers included.");
+    IBMC_PVAR_MCAST(pkts_recvd, "Multicast packets this process received.");
+    IBMC_PVAR_MCAST(acks_sent,
               "Multicast acknowledgements this process sent, as RC messages or RDMA writes.");
-    IBMC_PVAR(mcast_acks_written,
+    IBMC_PVAR_MCAST(acks_written,
               "Of those, the ones written by RDMA into the root's or co-root's ACK board "
               "(MPIR_CVAR_IBMC_MCAST_RDMA_ACKS).");
-    IBMC_PVAR(mcast_acks_read,
+    IBMC_PVAR_MCAST(acks_read,
               "Multicast acknowledgements other processes wrote on this process's ACK "
               "boards that it read.");
-    IBMC_PVAR(mcast_acks_foreign,
+    IBMC_PVAR_MCAST(acks_foreign,
               "Words of another epoch found on this process's ACK boards (a late write of "
               "an earlier channel, or MPIR_CVAR_IBMC_MCAST_FAULTS' late_ack); each member "
               "concerned was asked for its ACK again.");
-    IBMC_PVAR(mcast_naks_sent,
+    IBMC_PVAR_MCAST(naks_sent,
               "Multicast NAKs this process sent over RC: requests for lost packets (each "
               "names a range of them).");
-    IBMC_PVAR(mcast_retransmits,
+    IBMC_PVAR_MCAST(retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
-    IBMC_PVAR(mcast_ack_probes,
+    IBMC_PVAR_MCAST(ack_probes,
               "ACK requests this process sent over RC as a root whose window stayed full, or "
               "as a co-root so asked: to the members holding it back.  A member that died "
               "fails the request, which ends the job naming it.");
-    IBMC_PVAR(mcast_relays,
+    IBMC_PVAR_MCAST(relays,
               "Multicast packets this process sent over RC to co-roots, as a root or as a "
               "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP).");
-    IBMC_PVAR(mcast_coroot_acks,
+    IBMC_PVAR_MCAST(coroot_acks,
               "Acknowledgements this process sent as a co-root, each covering its subgroup.");
-    IBMC_PVAR(mcast_duplicates,
+    IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
-    IBMC_PVAR(mcast_dropped,
+    IBMC_PVAR_MCAST(dropped,
               "Multicast packets dropped unread: another job's or communicator's, an earlier "
               "use of the group, malformed, not from the message's root, or beyond the "
               "window.");
-    IBMC_PVAR(mcast_faults,
+    IBMC_PVAR_MCAST(faults,
               "Multicast packets the fault injector dropped (MPIR_CVAR_IBMC_MCAST_FAULTS).");
-    IBMC_PVAR(mcast_recoveries,
+    IBMC_PVAR_MCAST(recoveries,
               "Broadcasts this process received that lost packets and asked for them again "
               "(one or more NAKs).");
-    IBMC_PVAR(mcast_recovery_us,
+    IBMC_PVAR_MCAST(recovery_us,
               "Microseconds those broadcasts took from their first NAK to the whole message "
               "in place, summed: divided by ibmc_mcast_recoveries, the mean recovery time.");
-    IBMC_PVAR(mcast_recovery_worst_us,
+    IBMC_PVAR_MCAST(recovery_worst_us,
               "The longest of those recoveries, in microseconds (never decreases).");
-    IBMC_PVAR(mcast_fallbacks,
+    IBMC_PVAR_MCAST(fallbacks,
               "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
               "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");
-    IBMC_PVAR(mcast_groups, "Multicast groups this process is a member of now.");
-    IBMC_PVAR(mcast_boards,
+    IBMC_PVAR_MCAST(groups, "Multicast groups this process is a member of now.");
+    IBMC_PVAR_MCAST(boards,
               "ACK boards this process has registered for its multicast channels, in use or "
               "kept for reuse (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS).");
     IBMC_PVAR(node_rd_allgathers,

@@ -40,7 +40,7 @@ enum {
 #define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 3) | (uint64_t) (kind))
 /* IBMC_WR_RC_SEND's index past the send buffers: a signaled inline RDMA
  * write to world rank `peer`, which holds no buffer (the multicast
- * channel's ACKs, ibmc_mcast.c).  Its completion only frees the send
+ * channel's ACKs, mcast/ibmc_mcast_io.c).  Its completion only frees the send
  * queue slot. */
 #define IBMC_WR_INLINE_WRITE_INDEX(st, peer) ((st)->n_sbufs + (peer))
 #define IBMC_WR_ID_PTR(kind, p) (((uint64_t) (uintptr_t) (p)) | (uint64_t) (kind))

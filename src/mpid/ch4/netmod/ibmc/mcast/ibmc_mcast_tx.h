@@ -126,7 +126,7 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos);
 
 /* The members holding the window back (their ACK is the lowest), up to max
  * of them into out[]; returns how many.  A root whose window has stayed full
- * asks them over RC (ibmc_mcast.c): a live member answers with an ACK, and a
+ * asks them over RC (ibmc_mcast_engine.c): a live member answers with an ACK, and a
  * dead one fails the reliable connection, which names it. */
 int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max);
 

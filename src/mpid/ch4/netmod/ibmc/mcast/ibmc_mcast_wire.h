@@ -85,4 +85,33 @@ static inline int32_t ibmc_mcast_seq_diff(uint32_t a, uint32_t b)
 
 #define IBMC_MCAST_WINDOW_MAX 32768
 
+/* The control messages of the channel, carried over the RC connections as
+ * IBMC_PKT_MCAST packets: this header, then for DATA and RELAY a whole
+ * multicast packet (header and payload). */
+enum {
+    IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position (a co-root's:
+                                 * its subgroup's) */
+    IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) of root's message are missing */
+    IBMC_MCAST_RC_DATA = 3,     /* a packet of root's message follows, sent again for a NAK */
+    IBMC_MCAST_RC_ACK_REQ = 4,  /* the root's window is stuck on the receiver: ACK now */
+    IBMC_MCAST_RC_PROBE_ACK = 5,        /* the routing probe reached this member */
+    IBMC_MCAST_RC_RELAY = 6     /* a packet of root's message follows, for a co-root */
+};
+
+enum {
+    /* a NAK of a gap: the root sent a later packet, so these were sent too */
+    IBMC_MCAST_RC_F_GAP = 1
+};
+
+typedef struct {
+    uint8_t kind;               /* IBMC_MCAST_RC_* */
+    uint8_t flags;              /* IBMC_MCAST_RC_F_* */
+    uint8_t reserved[2];
+    uint32_t context_id;
+    uint32_t epoch;
+    uint32_t a, b;
+    int32_t root;               /* NAK, DATA, RELAY: the root of the message; checked
+                                 * against the plan before it is believed */
+} ibmc_mcast_rc_t;
+
 #endif /* IBMC_MCAST_WIRE_H_INCLUDED */

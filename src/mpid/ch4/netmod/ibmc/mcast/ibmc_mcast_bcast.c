@@ -1,0 +1,356 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* MPI_Bcast over hardware multicast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=
+ * ibmc_mcast, ibmc_coll.h): the channel's CVARs, the broadcast's entry,
+ * which sets the communicator's channel up on first use or falls back to
+ * MPICH's binomial tree with every member alike, and MPI_Comm_free's
+ * retirement.  The protocol is the engine's (ibmc_mcast_engine.h); the
+ * design, with the seed sections it follows, is doc/design.md's "Multicast
+ * channel". */
+
+#include <mpidimpl.h>
+#include "../ibmc_types.h"
+#include "../ibmc_coll.h"
+#include "ibmc_mcast_impl.h"
+
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_IBMC_MCAST
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The hardware-multicast channel that the ibmc_mcast broadcast algorithm
+        (MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast) uses.  false turns it off
+        entirely: no group is joined and the algorithm runs MPICH's binomial
+        tree, counting each broadcast in the ibmc_mcast_fallbacks pvar.  All
+        processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_WINDOW
+      category    : CH4_IBMC
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Packets of a communicator's multicast stream that may be outstanding:
+        sent by a root and not yet acknowledged by every member.  A root keeps
+        that many packets (header and up to one path MTU of data each) in a
+        registered ring to answer NAKs, and every member keeps as many slots
+        for packets that arrive before their broadcast is entered.  A power
+        of two from 2 to 32768; all processes must agree.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_ACK_EVERY
+      category    : CH4_IBMC
+      type        : int
+      default     : 16
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        A member acknowledges the multicast stream once every this many
+        packets, at positions that differ from member to member (the skewed
+        ACK of Liu, Mamidala and Panda), and also whenever a root whose
+        window is half full asks.  0 acknowledges only when asked.  A power
+        of two up to MPIR_CVAR_IBMC_MCAST_WINDOW, or 0.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_SUBGROUP
+      category    : CH4_IBMC
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Members of a multicast channel per co-root subgroup (co-roots of Liu,
+        Mamidala and Panda).  For each root the members are split into
+        subgroups of this many, counted from the root; the first of each
+        other subgroup is a co-root, which also gets every packet over RC,
+        relayed down a binomial tree of co-roots, answers its subgroup's
+        NAKs and acknowledges for it, so a root hears from about
+        size/SUBGROUP + SUBGROUP members instead of all.  0 (the default)
+        takes it from the model of the root's time per packet, T_um*log2(n/s)
+        + T_pack*s/M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member
+        acknowledges once every M packets), whose minimum is at s =
+        M*T_um/(T_pack*ln 2): 2*M with the published InfiniBand figures in
+        doc/benchmarks.md (32 with the default M), so communicators of up to
+        that many nodes have no co-roots; with M = 0 there are none.  A value
+        at least the communicator's size also means none.  All processes
+        must agree.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
+      category    : CH4_IBMC
+      type        : int
+      default     : 256
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Receive buffers (one path MTU each) posted to the multicast queue
+        pair, shared by all communicators.  A packet that finds none is lost
+        and recovered by NAK.  From 16 to the device's max_qp_wr.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_GROUPS
+      category    : CH4_IBMC
+      type        : int
+      default     : 16
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Multicast groups a process may hold, shared by all its communicators.
+        A group is joined the first time a communicator's broadcast needs
+        one and kept until MPI_Finalize, so creating and freeing
+        communicators does not join and leave groups (which costs a subnet
+        manager transaction each, and leaks multicast LIDs on some).  A new
+        communicator takes a group no member is using; with more live
+        communicators than groups, some share one (each member then also
+        receives, and drops, the other communicator's packets).  Every
+        process of the job must use the same value.  From 1 to 64.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 200
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        The shortest time, in microseconds, that a member waits in MPI_Bcast
+        without receiving anything before it asks the root, over RC, for
+        every fragment it still lacks.  A gap (a later packet before an
+        earlier one) is asked for at once; this timeout catches the last
+        fragments of a message, which no later packet reveals.  The timeout
+        in force adapts per communicator: it stays above two round trips of
+        a NAK and its answer as measured, doubles when a retransmission
+        arrives for a packet that multicast had delivered after all, and
+        doubles on each further silence within a broadcast, up to 100 ms.
+        From 1 to 10000000.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 10
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Seconds to wait for a multicast group join (rdma_join_multicast) to
+        complete, and then for the routing probe: the communicator's rank 0
+        multicasts a probe until every member has answered, so that a group
+        the fabric does not deliver to some member is found before first use.
+        A member whose join fails or times out, or that the probe does not
+        reach, makes every member of the communicator fall back to MPICH's
+        binomial broadcast.  At least 1.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_MAX_BYTES
+      category    : CH4_IBMC
+      type        : int
+      default     : 1048576
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest broadcast, in bytes, that ibmc_mcast sends by multicast;
+        larger ones run MPICH's binomial tree, whose large point-to-point
+        messages go by zero-copy rendezvous.  0 sends every size by
+        multicast.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_RDMA_ACKS
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Deliver multicast ACKs as RDMA writes into a board of one word per
+        member that the root or co-root registered and polls (Liu, Mamidala
+        and Panda, section 5.5), instead of as RC messages.  A written ACK
+        takes no receive buffer or credit at the root, and a newer one
+        overwrites an older one not yet read.  An ACK to a process not yet
+        connected, or whose connection has sends queued, still goes as an
+        RC message.  The ibmc_mcast_acks_written pvar counts the writes.
+        false sends every ACK as an RC message.
+
+    - name        : MPIR_CVAR_IBMC_MCAST_FAULTS
+      category    : CH4_IBMC
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        A testing knob: drop, duplicate and reorder received multicast
+        packets before the protocol sees them, for example
+        "drop=0.1,dup=0.05,reorder=0.05,seed=7" (probabilities per packet,
+        deterministic for a seed, different on every rank).  Soft-RoCE loses
+        nothing on its own; this exercises the NAK and retransmission paths.
+        late_ack=P also writes, after a written ACK of a communicator in
+        use and with probability P, a word of an earlier epoch over it, as a
+        late write of an earlier channel on a reused ACK board would; the
+        owner must ask for that ACK again.  Empty (the default) injects
+        nothing.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+static int cvar_error(const char *name, int value, const char *why)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_OTHER, "**ibmc_cvar", "**ibmc_cvar %s %d %s", name, value,
+                                why);
+}
+
+static int is_pow2(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+int MPIDI_IBMC_mcast_check_cvars(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int w = MPIR_CVAR_IBMC_MCAST_WINDOW, m = MPIR_CVAR_IBMC_MCAST_ACK_EVERY;
+    if (MPIR_CVAR_IBMC_MCAST_SUBGROUP < 0)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_SUBGROUP", MPIR_CVAR_IBMC_MCAST_SUBGROUP,
+                          "it must be 0 (from the model) or a subgroup size of at least 1");
+    if (!is_pow2(w) || w < 2 || w > IBMC_MCAST_WINDOW_MAX)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_WINDOW", w,
+                          "it must be a power of two from 2 to 32768");
+    if (m != 0 && (!is_pow2(m) || m > w))
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_ACK_EVERY", m,
+                          "it must be 0 or a power of two up to MPIR_CVAR_IBMC_MCAST_WINDOW");
+    if (MPIR_CVAR_IBMC_MCAST_GROUPS < 1 || MPIR_CVAR_IBMC_MCAST_GROUPS > IBMC_MCAST_POOL_MAX)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_GROUPS", MPIR_CVAR_IBMC_MCAST_GROUPS,
+                          "it must be between 1 and 64");
+    if (MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS < 16)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS", MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS,
+                          "it must be at least 16");
+    if (MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT < 1 || MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT > 10000000)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT", MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT,
+                          "it must be between 1 and 10000000");
+    if (MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT < 1)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT,
+                          "it must be at least 1");
+    if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES < 0)
+        return cvar_error("MPIR_CVAR_IBMC_MCAST_MAX_BYTES", MPIR_CVAR_IBMC_MCAST_MAX_BYTES,
+                          "it must be 0 or more");
+    ibmc_mcast_faults_spec_t spec;
+    char why[160];
+    if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
+        mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_OTHER, "**ibmc_cvar_str",
+                                         "**ibmc_cvar_str %s %s %s",
+                                         "MPIR_CVAR_IBMC_MCAST_FAULTS",
+                                         MPIR_CVAR_IBMC_MCAST_FAULTS, why);
+    }
+    return mpi_errno;
+}
+
+/* A broadcast that asked for the channel runs binomial: counted every time,
+ * printed with MPIR_CVAR_IBMC_STATS the first time for this reason (*told). */
+static void fallback_note(MPIR_Comm * comm, const char *why, int *told)
+{
+    MPIDI_IBMC_pvars.mcast.fallbacks++;
+    if (MPIR_CVAR_IBMC_STATS && comm->rank == 0 && !(told && *told)) {
+        MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+        printf("ibmc-stats: rank %d ibmc_mcast falls back to binomial on communicator %#x "
+               "(size %d): %s\n", st ? st->my_rank : -1, (unsigned) comm->context_id,
+               comm->local_size, why);
+        fflush(stdout);
+        if (told)
+            *told = 1;
+    }
+}
+
+int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    *used = 0;
+
+    /* every test here gives every member the same answer */
+    if (!MPIR_CVAR_IBMC_MCAST) {
+        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false", st ? &st->mcast_told_off : NULL);
+        return MPI_SUCCESS;
+    }
+    if (comm->local_size < 2) {
+        *used = 1;              /* nobody to send to */
+        return MPI_SUCCESS;
+    }
+    if (!st || !st->conns) {
+        fallback_note(comm, "the netmod is not up yet", NULL);
+        return MPI_SUCCESS;
+    }
+    if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES > 0 && len > MPIR_CVAR_IBMC_MCAST_MAX_BYTES) {
+        fallback_note(comm, "the message is larger than MPIR_CVAR_IBMC_MCAST_MAX_BYTES",
+                      &st->mcast_told_large);
+        return MPI_SUCCESS;
+    }
+    if (len == 0) {
+        *used = 1;
+        return MPI_SUCCESS;
+    }
+
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
+    if (!c) {
+        mpi_errno = MPIDI_IBMC_mcast_chan_setup(st, comm, &c);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (c->ch.state != IBMC_MCAST_CHAN_READY) {
+        /* inside one node there is nothing to fall back from: not counted */
+        if (!c->single_node)
+            fallback_note(comm, c->why, &c->told);
+        goto fn_exit;
+    }
+    mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, root);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (c->ch.mismatch) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
+                             "**ibmc_mcast_len %d %d", root, (int) len);
+    }
+    *used = 1;
+
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* The communicator is gone: the engine retires its channel, which answers
+ * NAKs until every member has acknowledged everything (MPIDI_IBMC_mcast_poll
+ * releases it then). */
+int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
+{
+    int mpi_errno = MPI_SUCCESS, release;
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
+    if (!c)
+        return MPI_SUCCESS;
+    comm->dev.ch4.netmod.ibmc.coll = NULL;
+    /* after MPI_Finalize's release of every channel, c is gone */
+    if (!st || !st->mcast || st->mcast->finalized)
+        return MPI_SUCCESS;
+    if (c->ch.state != IBMC_MCAST_CHAN_READY) {
+        MPIDI_IBMC_mcast_chan_release(st, st->mcast, c);
+        return MPI_SUCCESS;
+    }
+    mpi_errno = ibmc_mcast_chan_retire(&c->ch, &release);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (release)
+        MPIDI_IBMC_mcast_chan_release(st, st->mcast, c);
+  fn_fail:
+    return mpi_errno;
+}

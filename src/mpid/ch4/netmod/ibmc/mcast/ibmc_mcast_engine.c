@@ -1,0 +1,747 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include <string.h>
+#include "ibmc_mcast_engine.h"
+
+#define NAK_RANGES 8
+
+#define CALL(expr) do { err = (expr); if (err) return err; } while (0)
+
+static double dmin(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+static double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static double nak_max(const ibmc_mcast_chan_t * c)
+{
+    return c->eng->params.nak_max_us * 1e-6;
+}
+
+static double now(const ibmc_mcast_chan_t * c)
+{
+    return c->eng->ops->now(c->eng->io);
+}
+
+void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * ops, void *io,
+                            const ibmc_mcast_params_t * params, ibmc_mcast_stats_t * stats,
+                            ibmc_mcast_faults_t * faults)
+{
+    eng->ops = ops;
+    eng->io = io;
+    eng->params = *params;
+    eng->stats = stats;
+    eng->faults = faults;
+}
+
+/* Its 0 is the model's choice: the root spends T_um*log2(n/s) relaying a
+ * packet to the co-roots and T_pack*s/M on the ACKs of its s - 1 leaves and
+ * its co-roots, each of which acknowledges once every M packets (seed 000
+ * §7.2's cost, with §4.4's delayed ACKs, which the seed says combine with
+ * co-roots); the minimum, s = M*T_um/(T_pack*ln 2), is 2*M with the
+ * published InfiniBand parameters (bench/model.py coroots).  No M (ACKs
+ * only when asked) leaves no ACK load to share: no co-roots. */
+int ibmc_mcast_subgroup_size(const ibmc_mcast_params_t * params, int size)
+{
+    int s = params->subgroup, m = (int) params->ack_every;
+    if (s == 0)
+        s = m ? 2 * m : size;
+    return s < size ? s : size;
+}
+
+/* ---- a channel's memory ---- */
+
+static void *take(ibmc_mcast_chan_t * c, size_t n, size_t each, int *nomem)
+{
+    size_t bytes = n * each;
+    void *p = c->eng->ops->zalloc(c->eng->io, bytes ? bytes : 1);
+    *nomem |= !p;
+    return p;
+}
+
+int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int size, int rank,
+                         uint32_t context_id, uint32_t payload_max)
+{
+    uint32_t w = eng->params.window;
+    size_t slot = sizeof(ibmc_mcast_hdr_t) + payload_max;
+    int nomem = 0;
+    memset(c, 0, sizeof(*c));
+    c->eng = eng;
+    c->state = IBMC_MCAST_CHAN_FAILED;
+    c->size = size;
+    c->rank = rank;
+    c->context_id = context_id;
+    c->relay_root = -1;
+    c->payload_max = payload_max;
+    c->roots = take(c, size, 1, &nomem);
+    c->probe_acked = take(c, size, 1, &nomem);
+    c->laggards = take(c, size, sizeof(int), &nomem);
+    c->acked = take(c, size, sizeof(uint32_t), &nomem);
+    c->slots = take(c, w, sizeof(*c->slots), &nomem);
+    c->slot_mem = take(c, w, payload_max, &nomem);
+    c->ring_bytes = (size_t) w * slot;
+    c->ring = take(c, w, slot, &nomem);
+    c->board_seen = take(c, size, sizeof(uint64_t), &nomem);
+    c->said = take(c, size, sizeof(uint32_t), &nomem);
+    c->subgroup = ibmc_mcast_subgroup_size(&eng->params, size);
+    if (c->subgroup < size) {
+        c->ackers = take(c, size, 1, &nomem);
+        c->kids = take(c, size, sizeof(int), &nomem);
+        c->relay_ring = take(c, w, slot, &nomem);
+        c->relay_ring_root = take(c, w, sizeof(int), &nomem);
+        c->leaf_acked = take(c, size, sizeof(uint32_t), &nomem);
+        c->agg_sent = take(c, size, sizeof(uint32_t), &nomem);
+        c->owed = take(c, size, 1, &nomem);
+        c->headed = take(c, size, 1, &nomem);
+    }
+    return nomem ? -1 : 0;
+}
+
+void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c)
+{
+    void *all[] = { c->roots, c->probe_acked, c->laggards, c->acked, c->slots, c->slot_mem,
+        c->ring, c->board_seen, c->said, c->ackers, c->kids, c->relay_ring, c->relay_ring_root,
+        c->leaf_acked, c->agg_sent, c->owed, c->headed
+    };
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (all[i])
+            c->eng->ops->free(c->eng->io, all[i]);
+    memset(c, 0, sizeof(*c));
+}
+
+/* ---- co-roots' plan (ibmc_mcast_coroot.h) ---- */
+
+static ibmc_mcast_plan_t plan_of(const ibmc_mcast_chan_t * c, int root)
+{
+    return ibmc_mcast_plan(c->size, c->subgroup, root);
+}
+
+static int is_coroot(const ibmc_mcast_chan_t * c, int root)
+{
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    return c->relay_ring && root >= 0 && ibmc_mcast_plan_is_coroot(&p, c->rank);
+}
+
+/* Where this member's NAKs and ACKs for root's messages go: its co-root, or
+ * the root. */
+static int ack_target(const ibmc_mcast_chan_t * c, int root)
+{
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    return ibmc_mcast_plan_ack_to(&p, c->rank);
+}
+
+void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoch,
+                          uint64_t * board_words)
+{
+    const ibmc_mcast_params_t *pa = &c->eng->params;
+    ibmc_mcast_id_t id = {.job_key = job_key,.context_id = c->context_id,.epoch = epoch };
+    uint32_t payload_max = c->payload_max;
+    c->epoch = epoch;
+    /* cleared before any member learns where it is; a late write of an
+     * earlier channel can still come, and is foreign */
+    if (board_words) {
+        ibmc_mcast_board_init(&c->board, board_words, c->board_seen, c->size, epoch);
+        c->has_board = 1;
+    }
+    ibmc_mcast_rx_init(&c->rx, id, payload_max, pa->window, pa->ack_every, (uint32_t) c->rank,
+                       c->slots, c->slot_mem);
+    ibmc_mcast_tx_init(&c->tx, id, payload_max, pa->window, c->size, c->rank, c->acked, c->ring);
+    if (c->relay_ring) {
+        ibmc_mcast_plan_t mine_as_root = plan_of(c, c->rank);
+        for (int m = 0; m < c->size; m++)
+            c->ackers[m] = ibmc_mcast_plan_ack_to(&mine_as_root, m) == c->rank;
+        ibmc_mcast_tx_set_ackers(&c->tx, c->ackers);
+        ibmc_mcast_relay_init(&c->relay, c->size, c->rank, pa->window, payload_max,
+                              c->relay_ring, c->relay_ring_root, c->leaf_acked, c->agg_sent,
+                              c->owed);
+    }
+    c->nak_timeout = pa->nak_timeout_us * 1e-6;
+}
+
+/* ---- what goes out ---- */
+
+static int send_rc(ibmc_mcast_chan_t * c, int to, int kind, uint32_t a, uint32_t b, int root,
+                   int flags, const void *pkt, size_t len, uint16_t pkt_flags)
+{
+    ibmc_mcast_rc_t h = {.kind = (uint8_t) kind,.flags = (uint8_t) flags,
+        .context_id = c->context_id,.epoch = c->epoch,.a = a,.b = b,.root = root
+    };
+    return c->eng->ops->send_rc(c->eng->io, c, to, &h, pkt, len, pkt_flags);
+}
+
+/* Positions [first, first + count) of root's message are missing here;
+ * gap: a later packet of that root has come, so they were sent. */
+static int send_nak(ibmc_mcast_chan_t * c, int root, uint32_t first, uint32_t count, int gap)
+{
+    c->eng->stats->naks_sent++;
+    return send_rc(c, ack_target(c, root), IBMC_MCAST_RC_NAK, first, count, root,
+                   gap ? IBMC_MCAST_RC_F_GAP : 0, NULL, 0, 0);
+}
+
+/* A packet of root's message sent again over RC, in answer to a NAK: the
+ * copy is marked as a retransmission, the kept packet stays as sent. */
+static int send_again(ibmc_mcast_chan_t * c, int to, int root, const void *pkt, size_t len)
+{
+    c->eng->stats->retransmits++;
+    return send_rc(c, to, IBMC_MCAST_RC_DATA, 0, 0, root, 0, pkt, len, IBMC_MCAST_F_RETRANSMIT);
+}
+
+static int send_ack_req(ibmc_mcast_chan_t * c, int to, uint32_t pos)
+{
+    return send_rc(c, to, IBMC_MCAST_RC_ACK_REQ, pos, 0, -1, 0, NULL, 0, 0);
+}
+
+/* An ACK of pos to member `to`: an RDMA write of this member's word on
+ * `to`'s board when the I/O side can post one now (seed 000 §5.5), else an
+ * RC message.  An ACK that says what the last one to `to` said is not sent
+ * again, except as the answer to an ACK_REQ (`asked`): the asker may have
+ * seen a late write of an earlier channel cover this member's word
+ * (read_board).  Not resending also means that a member's final ACK at
+ * retirement is not written a second time after the root has seen it and
+ * let its board go to another channel. */
+static int send_ack(ibmc_mcast_chan_t * c, int to, uint32_t pos, int asked)
+{
+    const ibmc_mcast_ops_t *ops = c->eng->ops;
+    int err, written = 0;
+    if (!asked && c->said[to] == pos)
+        return 0;
+    c->said[to] = pos;
+    c->eng->stats->acks_sent++;
+    if (c->eng->params.rdma_acks) {
+        CALL(ops->write_ack(c->eng->io, c, to, ibmc_mcast_board_word(c->epoch, pos), &written));
+        if (written) {
+            c->eng->stats->acks_written++;
+            /* the testing knob: a late write of the previous epoch over it */
+            if (c->state == IBMC_MCAST_CHAN_READY && c->eng->faults &&
+                ibmc_mcast_faults_late_ack(c->eng->faults))
+                CALL(ops->write_ack(c->eng->io, c, to, ibmc_mcast_board_word(c->epoch - 1, pos),
+                                    &written));
+            return 0;
+        }
+    }
+    return send_rc(c, to, IBMC_MCAST_RC_ACK, pos, 0, -1, 0, NULL, 0, 0);
+}
+
+/* ---- co-roots: relaying and aggregated ACKs ---- */
+
+/* Pass a packet of root's message on to the co-roots below this head. */
+static int relay_on(ibmc_mcast_chan_t * c, int root, const void *pkt, size_t len)
+{
+    int err;
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    int k = ibmc_mcast_plan_children(&p, c->rank, c->kids, c->size);
+    for (int i = 0; i < k; i++) {
+        CALL(send_rc(c, c->kids[i], IBMC_MCAST_RC_RELAY, 0, 0, root, 0, pkt, len, 0));
+        c->eng->stats->relays++;
+    }
+    return 0;
+}
+
+/* This co-root's aggregated ACK to root, if one is due
+ * (ibmc_mcast_relay_due).  With ask_laggards (the root asked, ACK_REQ) the
+ * leaves that hold the aggregate back are asked in turn, so that a dead
+ * leaf is named by its failed RC connection rather than stalling the root. */
+static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards)
+{
+    int err, nlag = 0;
+    if (!is_coroot(c, root))
+        return 0;
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    uint32_t agg = ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released,
+                                              c->laggards, c->size, &nlag);
+    /* asked, it goes even if it did not move: the root may have lost the
+     * last one to a late write on its board (read_board) */
+    if (ask_laggards || ibmc_mcast_relay_due(&c->relay, root, agg, c->eng->params.ack_every)) {
+        int fresh = ask_laggards || c->said[root] != agg;
+        CALL(send_ack(c, root, agg, ask_laggards));
+        ibmc_mcast_relay_sent(&c->relay, root, agg, c->rx.next);
+        if (fresh)
+            c->eng->stats->coroot_acks++;
+    }
+    for (int i = 0; ask_laggards && i < nlag; i++) {
+        CALL(send_ack_req(c, c->laggards[i], agg));
+        c->eng->stats->ack_probes++;
+    }
+    return 0;
+}
+
+/* After a leaf's ACK: the aggregates of the roots this co-root is serving
+ * now, the posted message's and the one it relays for; a retiring channel
+ * reports to every root it was a co-root of. */
+static int coroot_leaf_moved(ibmc_mcast_chan_t * c)
+{
+    int err;
+    if (c->state == IBMC_MCAST_CHAN_RETIRING) {
+        for (int r = 0; r < c->size; r++)
+            if (c->headed[r])
+                CALL(coroot_report(c, r, 0));
+        return 0;
+    }
+    CALL(coroot_report(c, c->rx.ack_root, 0));
+    if (c->relay_root != c->rx.ack_root)
+        CALL(coroot_report(c, c->relay_root, 0));
+    return 0;
+}
+
+/* Every leaf this co-root served has delivered all this process has: the
+ * retiring channel no longer needs its relay ring. */
+static int coroot_settled(const ibmc_mcast_chan_t * c)
+{
+    if (!c->relay_ring)
+        return 1;
+    for (int r = 0; r < c->size; r++) {
+        ibmc_mcast_plan_t p = plan_of(c, r);
+        if (c->headed[r] &&
+            ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released, NULL, 0,
+                                       NULL) != c->rx.next)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- what comes in ---- */
+
+/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
+static int after_packet(ibmc_mcast_chan_t * c)
+{
+    int err;
+    ibmc_mcast_range_t r[NAK_RANGES];
+    /* a co-root gets every packet by relay: a gap is a relay on its way */
+    if (c->rx.posted && !is_coroot(c, c->rx.root)) {
+        int n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
+        for (int i = 0; i < n; i++)
+            CALL(send_nak(c, c->rx.root, r[i].first, r[i].count, 1));
+        /* the answer takes a round trip: the NAK timeout starts again */
+        if (n) {
+            c->nak_sent_at = now(c);
+            if (!c->nak_first_at)
+                c->nak_first_at = c->nak_sent_at;
+        }
+    }
+    if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
+        int root = c->rx.ack_root;
+        uint32_t pos = ibmc_mcast_rx_ack_take(&c->rx);
+        if (is_coroot(c, root)) {
+            /* a co-root's ACK speaks for its leaves: it goes as they catch up */
+            c->relay.owed[root] = 1;
+            CALL(coroot_report(c, root, 0));
+        } else {
+            CALL(send_ack(c, ack_target(c, root), pos, 0));
+        }
+    }
+    return 0;
+}
+
+/* A packet of src's message, by multicast or (via_rc) in answer to a NAK;
+ * a co-root keeps a copy of each new one and relays it on. */
+static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, int via_rc)
+{
+    int err;
+    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
+    if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && is_coroot(c, src)) {
+        const void *kept = ibmc_mcast_relay_keep(&c->relay, pkt, len, src);
+        ibmc_mcast_hdr_t h;
+        memcpy(&h, kept, sizeof(h));
+        c->headed[src] = 1;
+        c->relay_root = src;
+        CALL(relay_on(c, src, kept, len));
+        /* leaves that asked for it before it came */
+        int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
+        for (int i = 0; i < n; i++)
+            CALL(send_again(c, c->kids[i], src, kept, len));
+    }
+    if (via_rc && c->nak_sent_at > 0) {
+        /* The NAK timeout learns from its answers.  Each one times a round
+         * trip (from the last NAK: close enough), and the timeout stays above
+         * two of them; a retransmission that finds the packet already there
+         * came from a NAK sent too early (multicast was merely slow), and
+         * doubles it; one that fills a gap was needed, and lets it shrink. */
+        double sample = now(c) - c->nak_sent_at;
+        c->srtt = c->srtt > 0 ? 0.875 * c->srtt + 0.125 * sample : sample;
+        double floor = dmax(c->eng->params.nak_timeout_us * 1e-6, 2 * c->srtt);
+        if (v == IBMC_MCAST_RX_DUPLICATE)
+            c->nak_timeout = dmin(2 * c->nak_timeout, nak_max(c));
+        else if (v == IBMC_MCAST_RX_DELIVERED)
+            c->nak_timeout = dmax(floor, 0.75 * c->nak_timeout);
+    }
+    switch (v) {
+        case IBMC_MCAST_RX_DELIVERED:
+        case IBMC_MCAST_RX_HELD:
+            break;
+        case IBMC_MCAST_RX_DUPLICATE:
+            c->eng->stats->duplicates++;
+            break;
+        case IBMC_MCAST_RX_MISMATCH:
+            c->mismatch = 1;
+            break;
+        default:
+            c->eng->stats->dropped++;
+            break;
+    }
+    return after_packet(c);
+}
+
+int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src)
+{
+    if (c->state != IBMC_MCAST_CHAN_READY) {
+        c->eng->stats->dropped++;
+        return 0;
+    }
+    return deliver(c, pkt, len, src, 0);
+}
+
+int ibmc_mcast_probe_in(ibmc_mcast_chan_t * c)
+{
+    if (c->probe_seen)
+        return 0;
+    c->probe_seen = 1;
+    return send_rc(c, 0, IBMC_MCAST_RC_PROBE_ACK, 0, 0, -1, 0, NULL, 0, 0);
+}
+
+/* Member `from` says it has delivered every position below pos, by RC
+ * message or on this process's board: to this process as a root, from a
+ * member of its subgroup or a co-root; and as a co-root, from a leaf (the
+ * same position serves both: ACKs count the communicator's stream).  A
+ * writer's ACKs to one process are always of one kind, its own position or
+ * its subgroup's: a co-root of this process's messages is never in this
+ * process's subgroup for another root, because every plan counts subgroups
+ * from its root (ibmc_mcast_coroot.h). */
+static int ack_in(ibmc_mcast_chan_t * c, int from, uint32_t pos)
+{
+    if (!c->ackers || c->ackers[from])
+        ibmc_mcast_tx_ack(&c->tx, from, pos);
+    if (c->relay_ring && ibmc_mcast_relay_leaf_ack(&c->relay, from, pos) > 0)
+        return coroot_leaf_moved(c);
+    return 0;
+}
+
+/* A NAK from member `from`: answered from this process's ring if the
+ * message was its own, else from what it kept as a co-root. */
+static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
+{
+    int err;
+    uint32_t count = h->b < c->tx.window ? h->b : c->tx.window;
+    for (uint32_t i = 0; i < count; i++) {
+        const void *pkt;
+        size_t len;
+        int root = c->rank;
+        if (h->root == c->rank) {
+            if (!ibmc_mcast_tx_lookup(&c->tx, h->a + i, &pkt, &len))
+                continue;
+        } else if (!c->relay_ring) {
+            continue;
+        } else if (!ibmc_mcast_relay_lookup(&c->relay, h->a + i, &pkt, &len, &root)) {
+            /* not here yet: a gap's packet was sent, so it is on its way by
+             * relay; a timed-out leaf may be asking for one its root has not
+             * sent, which multicast will bring */
+            if (h->flags & IBMC_MCAST_RC_F_GAP)
+                ibmc_mcast_relay_wait(&c->relay, from, h->a + i);
+            continue;
+        }
+        CALL(send_again(c, from, root, pkt, len));
+    }
+    return 0;
+}
+
+int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
+                     const void *body, size_t blen)
+{
+    int live = c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING;
+    switch (h->kind) {
+        case IBMC_MCAST_RC_ACK:
+            return ack_in(c, from, h->a);
+        case IBMC_MCAST_RC_NAK:
+            return nak_in(c, from, h);
+        case IBMC_MCAST_RC_ACK_REQ:
+            /* an ACK states how far this member has delivered, which is true
+             * whoever asks; the asker is a member (checked by the caller).  A
+             * co-root answers a root for its whole subgroup.  A retiring
+             * member answers too: its last ACK may have been covered on the
+             * asker's board. */
+            if (live && is_coroot(c, from)) {
+                c->relay.owed[from] = 1;
+                return coroot_report(c, from, 1);
+            }
+            if (live)
+                /* not taken from the skewed schedule: the asker need not be
+                 * where this member's next due ACK goes */
+                return send_ack(c, from, c->rx.next, 1);
+            break;
+        case IBMC_MCAST_RC_PROBE_ACK:
+            if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&
+                !c->probe_acked[from]) {
+                c->probe_acked[from] = 1;
+                c->probe_acks++;
+                return 0;
+            }
+            break;
+        case IBMC_MCAST_RC_DATA:
+        case IBMC_MCAST_RC_RELAY:{
+                /* the root it names is believed only if the plan lets this
+                 * sender pass that root's packets to this process */
+                ibmc_mcast_plan_t p = plan_of(c, h->root);
+                if (h->root < 0 || h->root >= c->size ||
+                    !ibmc_mcast_plan_may_send(&p, from, c->rank))
+                    break;
+                if (c->state == IBMC_MCAST_CHAN_READY)
+                    return deliver(c, body, blen, h->root, h->kind == IBMC_MCAST_RC_DATA);
+                return 0;
+            }
+        default:
+            break;
+    }
+    c->eng->stats->dropped++;
+    return 0;
+}
+
+/* ---- the board ---- */
+
+/* Whether anything here waits on this process's board: its own packets
+ * that not every member has acknowledged, a co-root's leaves, or a retiring
+ * channel's last ACKs.  An idle channel's words wait unread: ACKs are
+ * cumulative, so reading one later loses nothing, and a process with many
+ * channels does not scan all their boards on every progress call. */
+static int board_wanted(const ibmc_mcast_chan_t * c)
+{
+    if (!c->has_board)
+        return 0;
+    if (c->state == IBMC_MCAST_CHAN_RETIRING)
+        return 1;
+    return c->state == IBMC_MCAST_CHAN_READY &&
+        (c->relay_ring || ibmc_mcast_seq_diff(c->tx.next, c->tx.min_acked) > 0);
+}
+
+/* The ACKs members wrote on this process's board since it last looked. */
+static int read_board(ibmc_mcast_chan_t * c)
+{
+    int err;
+    for (int m = 0; m < c->size; m++) {
+        uint32_t pos;
+        int k = m == c->rank ? 0 : ibmc_mcast_board_take(&c->board, m, &pos);
+        if (k > 0) {
+            c->eng->stats->acks_read++;
+            CALL(ack_in(c, m, pos));
+        } else if (k < 0) {
+            /* a member of an earlier channel on this board wrote late, maybe
+             * over this member's ACK: ask it again */
+            c->eng->stats->dropped++;
+            c->eng->stats->acks_foreign++;
+            CALL(send_ack_req(c, m, c->tx.min_acked));
+        }
+    }
+    return 0;
+}
+
+int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
+{
+    int err;
+    *release = 0;
+    if (board_wanted(c))
+        CALL(read_board(c));
+    if (c->state == IBMC_MCAST_CHAN_RETIRING)
+        *release = (ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 && coroot_settled(c))
+            || now(c) > c->retire_deadline;
+    return 0;
+}
+
+/* ---- the broadcast ---- */
+
+/* The root: every packet the window and the send queue allow. */
+static int root_send(ibmc_mcast_chan_t * c, int *blocked)
+{
+    const ibmc_mcast_ops_t *ops = c->eng->ops;
+    const void *pkt;
+    size_t len;
+    int err;
+    *blocked = 0;
+    while (!ibmc_mcast_tx_sent_all(&c->tx)) {
+        if (ops->post_room(c->eng->io, c) <= 0 || !ibmc_mcast_tx_next(&c->tx, &pkt, &len)) {
+            *blocked = 1;
+            return 0;
+        }
+        CALL(ops->post(c->eng->io, c, pkt, len));
+        c->eng->stats->pkts_sent++;
+        c->eng->stats->bytes_sent += len;
+        if (c->relay_ring)
+            CALL(relay_on(c, c->rank, pkt, len));
+    }
+    return 0;
+}
+
+/* The root's window has been full for a while with no ACK moving it: ask
+ * the members that hold it back, over RC, to acknowledge now.  The ACK
+ * requests inside multicast packets may have been lost, or a member may be
+ * gone: a live one answers, and a dead one fails the RC send, which ends the
+ * job naming it instead of leaving the root waiting.  The wait before asking
+ * starts at the NAK timeout and doubles while the members stay silent (a
+ * member that is alive but outside MPI cannot answer). */
+static int probe_laggards(ibmc_mcast_chan_t * c)
+{
+    int err;
+    double t = now(c);
+    if (!ibmc_mcast_tx_blocked(&c->tx) || c->tx.min_acked != c->cur.stuck_at ||
+        !c->cur.stuck_since) {
+        c->cur.stuck_at = c->tx.min_acked;
+        c->cur.stuck_since = t;
+        return 0;
+    }
+    if (t - c->cur.stuck_since < c->cur.probe_after)
+        return 0;
+    /* every one of them: a dead member must be asked even when live ones
+     * that stay behind are asked too */
+    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
+    for (int i = 0; i < n; i++) {
+        CALL(send_ack_req(c, c->laggards[i], c->tx.min_acked));
+        c->eng->stats->ack_probes++;
+    }
+    c->cur.stuck_since = t;
+    c->cur.probe_after = dmin(2 * c->cur.probe_after, nak_max(c));
+    return 0;
+}
+
+static uint64_t received(const ibmc_mcast_chan_t * c)
+{
+    return c->rx.count[IBMC_MCAST_RX_DELIVERED] + c->rx.count[IBMC_MCAST_RX_HELD];
+}
+
+int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root)
+{
+    c->roots[root] = 1;
+    c->cur.root = root;
+    if (root == c->rank) {
+        uint32_t first = ibmc_mcast_rx_own(&c->rx, len, c->rank);
+        ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, len);
+        c->cur.probe_after = c->nak_timeout;
+        c->cur.stuck_since = 0;
+        c->cur.stuck_at = 0;    /* set on the first blocked turn */
+        return 0;
+    }
+    c->mismatch = 0;
+    c->nak_first_at = 0;
+    if (ibmc_mcast_rx_post(&c->rx, buf, len, root) == IBMC_MCAST_RX_MISMATCH)
+        c->mismatch = 1;
+    c->cur.timeout = c->nak_timeout;
+    c->cur.seen = received(c);
+    c->cur.quiet_since = now(c);
+    return after_packet(c);
+}
+
+/* A receiver's turn: when nothing has come for the NAK timeout, the tail
+ * is missing, or everything: it asks for all of it, and waits twice as long
+ * before asking again. */
+static int recv_turn(ibmc_mcast_chan_t * c)
+{
+    int err;
+    uint64_t seen = received(c);
+    double t = now(c);
+    if (c->nak_sent_at > c->cur.quiet_since)
+        c->cur.quiet_since = c->nak_sent_at;
+    if (seen != c->cur.seen) {
+        c->cur.seen = seen;
+        c->cur.quiet_since = t;
+        c->cur.timeout = c->nak_timeout;
+    } else if (t - c->cur.quiet_since > c->cur.timeout) {
+        ibmc_mcast_range_t r[NAK_RANGES];
+        int n = ibmc_mcast_rx_missing(&c->rx, 1, r, NAK_RANGES);
+        for (int i = 0; i < n; i++)
+            CALL(send_nak(c, c->cur.root, r[i].first, r[i].count, 0));
+        c->cur.quiet_since = t;
+        if (n) {
+            c->nak_sent_at = t;
+            if (!c->nak_first_at)
+                c->nak_first_at = t;
+        }
+        c->cur.timeout = dmin(2 * c->cur.timeout, nak_max(c));
+    }
+    return 0;
+}
+
+int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done)
+{
+    int err;
+    *done = 0;
+    if (c->cur.root == c->rank) {
+        int blocked;
+        CALL(root_send(c, &blocked));
+        if (!blocked) {
+            *done = 1;
+            return 0;
+        }
+        return probe_laggards(c);
+    }
+    if (ibmc_mcast_rx_complete(&c->rx) || c->mismatch) {
+        *done = 1;
+        return 0;
+    }
+    return recv_turn(c);
+}
+
+int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
+{
+    ibmc_mcast_stats_t *st = c->eng->stats;
+    if (c->cur.root == c->rank || c->mismatch) {
+        st->bcasts += !c->mismatch;
+        return 0;
+    }
+    if (c->nak_first_at > 0) {
+        /* recovery: from the first request for a lost packet to the whole
+         * message in place */
+        unsigned long long us = (unsigned long long) ((now(c) - c->nak_first_at) * 1e6);
+        st->recoveries++;
+        st->recovery_us += us;
+        if (us > st->recovery_worst_us)
+            st->recovery_worst_us = us;
+    }
+    st->bcasts++;
+    return after_packet(c);
+}
+
+int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root)
+{
+    int err, done;
+    CALL(ibmc_mcast_bcast_start(c, buf, len, root));
+    for (;;) {
+        CALL(ibmc_mcast_bcast_test(c, &done));
+        if (done)
+            break;
+        CALL(c->eng->ops->wait(c->eng->io));
+    }
+    return ibmc_mcast_bcast_finish(c);
+}
+
+/* ---- the end of a channel ---- */
+
+int ibmc_mcast_chan_retire(ibmc_mcast_chan_t * c, int *release)
+{
+    int err;
+    /* Every root of this communicator hears where this process ended, so it
+     * can free what it kept for NAKs; this process's own ring stays, to
+     * answer NAKs, until every member has said the same (or a deadline). */
+    uint32_t end = c->rx.next;
+    *release = 0;
+    c->state = IBMC_MCAST_CHAN_RETIRING;
+    c->retire_deadline = now(c) + IBMC_MCAST_RETIRE_SECONDS;
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank || !c->roots[r])
+            continue;
+        if (is_coroot(c, r)) {
+            /* for its subgroup, as its leaves' last ACKs come in */
+            c->headed[r] = 1;
+            c->relay.owed[r] = 1;
+            CALL(coroot_report(c, r, 0));
+        } else {
+            CALL(send_ack(c, ack_target(c, r), end, 0));
+        }
+    }
+    /* a process that never sent anything and whose leaves, if it was a
+     * co-root, have all it had, has nothing to keep */
+    *release = !c->roots[c->rank] && coroot_settled(c);
+    return 0;
+}

@@ -1,0 +1,244 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The multicast channel's protocol engine: every decision of one
+ * communicator's reliable multicast stream, with no verbs, no MPICH and no
+ * clock of its own.  It drives the pure parts (the receive window of
+ * ibmc_mcast_rx.h, the root's ring and flow control of ibmc_mcast_tx.h,
+ * co-roots of ibmc_mcast_coroot.h, the ACK board of ibmc_mcast_board.h)
+ * and decides:
+ *   - delivery of multicast packets, retransmissions and relays, and which
+ *     RC copies to believe (the co-root plan);
+ *   - the skewed ACK schedule, ACKs as RDMA writes or RC messages, and
+ *     co-roots' aggregated ACKs;
+ *   - NAKs of gaps and of stalls, with the adaptive NAK timeout;
+ *   - answers to NAKs from the root's ring or a co-root's store;
+ *   - the root's send loop under the window, relays to co-roots, and asking
+ *     laggards when the window stays full;
+ *   - retiring a channel whose communicator is gone.
+ *
+ * It reaches the world only through ibmc_mcast_ops_t: multicast a packet,
+ * send an RC message, write an ACK word, the time, one turn of progress.
+ * The netmod implements the table with verbs and rdma_cm (ibmc_mcast_qp.c,
+ * ibmc_mcast_bcast.c), the host simulation test with a fake network
+ * (test/unit/test_mcast_sim.c).  The design, with the seed sections it
+ * follows, is doc/design.md's "Multicast channel".
+ *
+ * Errors: an op returns 0 or an error code of its own (the netmod's: an MPI
+ * error code); the engine stops at the first and returns it unchanged. */
+
+#ifndef IBMC_MCAST_ENGINE_H_INCLUDED
+#define IBMC_MCAST_ENGINE_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ibmc_mcast_wire.h"
+#include "ibmc_mcast_rx.h"
+#include "ibmc_mcast_tx.h"
+#include "ibmc_mcast_coroot.h"
+#include "ibmc_mcast_board.h"
+#include "ibmc_mcast_faults.h"
+
+/* Counts of the channel's work, for the whole process (the netmod exports
+ * them as the ibmc_mcast_* pvars, ibmc_pvars.c). */
+typedef struct {
+    unsigned long long bcasts;  /* broadcasts that went over multicast, as root or not */
+    unsigned long long pkts_sent;       /* multicast sends posted (one per fragment) */
+    unsigned long long bytes_sent;
+    unsigned long long pkts_recvd;      /* multicast packets received (the I/O side counts) */
+    unsigned long long acks_sent;       /* over RC or as RDMA writes */
+    unsigned long long acks_written;    /* ... of them as RDMA writes into a board */
+    unsigned long long acks_read;       /* ACKs this process found on its boards */
+    unsigned long long acks_foreign;    /* board words of another epoch, asked again */
+    unsigned long long naks_sent;       /* NAK messages sent (each names a range) */
+    unsigned long long retransmits;     /* packets sent again over RC for NAKs */
+    unsigned long long ack_probes;      /* ACK requests a stuck root (or a co-root) sent */
+    unsigned long long relays;  /* packets sent over RC to co-roots */
+    unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subgroup */
+    unsigned long long duplicates;      /* packets dropped as already delivered or held */
+    unsigned long long dropped; /* foreign, stale, malformed, wrong-source, out-of-window */
+    unsigned long long faults;  /* packets the fault injector dropped (the I/O side) */
+    unsigned long long recoveries;      /* received broadcasts that needed a NAK */
+    unsigned long long recovery_us;     /* their time from first NAK to complete, summed */
+    unsigned long long recovery_worst_us;       /* and the longest */
+    unsigned long long fallbacks;       /* broadcasts that ran a stock algorithm (netmod) */
+    unsigned long long groups;  /* multicast groups this process is in now (netmod) */
+    unsigned long long boards;  /* ACK boards it has registered (netmod) */
+} ibmc_mcast_stats_t;
+
+typedef struct ibmc_mcast_chan ibmc_mcast_chan_t;
+
+/* What the engine asks of its world.  io is ibmc_mcast_engine_t's. */
+typedef struct {
+    /* Multicast one packet of c's stream to c's group.  The packet stays
+     * in c's ring until a window later, after its send has completed. */
+    int (*post)(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len);
+    /* How many more packets post() can take now (0: none until sends
+     * complete). */
+    int (*post_room)(void *io, ibmc_mcast_chan_t * c);
+    /* One RC message to member `to`: h (context id and epoch filled in by
+     * the engine), then len bytes of a multicast packet pkt (none for 0)
+     * whose copy gets pkt_flags added to its header's flags. */
+    int (*send_rc)(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_rc_t * h,
+                   const void *pkt, size_t len, uint16_t pkt_flags);
+    /* Write word (ibmc_mcast_board_word) into this member's word of member
+     * `to`'s ACK board, in order after every RC message already sent to
+     * `to`.  *written = 0, with 0 returned, when it cannot go that way now
+     * (no board, not connected, sends queued, no room): the engine sends
+     * the ACK as an RC message instead. */
+    int (*write_ack)(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written);
+    /* Seconds on a monotonic clock. */
+    double (*now)(void *io);
+    /* One turn of progress while a broadcast waits: packets and RC
+     * messages come in through ibmc_mcast_mcast_in and ibmc_mcast_rc_in. */
+    int (*wait)(void *io);
+    /* Zeroed memory for a channel's state, and its release. */
+    void *(*zalloc)(void *io, size_t bytes);
+    void (*free)(void *io, void *p);
+} ibmc_mcast_ops_t;
+
+/* Settings every member of a channel must share, except nak_timeout_us and
+ * rdma_acks (the netmod's MPIR_CVAR_IBMC_MCAST_* CVARs). */
+typedef struct {
+    uint32_t window;            /* a power of two */
+    uint32_t ack_every;         /* 0 or a power of two up to window */
+    int subgroup;               /* members per co-root subgroup; 0: from the model */
+    uint32_t nak_timeout_us;    /* the NAK timeout's floor */
+    uint32_t nak_max_us;        /* its ceiling, and the laggard probes' longest interval */
+    int rdma_acks;              /* try write_ack before an RC ACK */
+} ibmc_mcast_params_t;
+
+/* One process's engine: its world and its settings. */
+typedef struct {
+    const ibmc_mcast_ops_t *ops;
+    void *io;
+    ibmc_mcast_params_t params;
+    ibmc_mcast_stats_t *stats;
+    ibmc_mcast_faults_t *faults;        /* late_ack; NULL: none */
+} ibmc_mcast_engine_t;
+
+enum {
+    IBMC_MCAST_CHAN_READY = 1,
+    IBMC_MCAST_CHAN_FAILED = 2, /* set up failed: every member falls back */
+    IBMC_MCAST_CHAN_RETIRING = 3,       /* its communicator is gone; it answers NAKs until
+                                         * every member has acknowledged */
+    IBMC_MCAST_CHAN_PROBING = 4 /* set up but for the routing probe: only probes and
+                                 * their acknowledgements are taken */
+};
+
+/* One communicator's channel. */
+struct ibmc_mcast_chan {
+    ibmc_mcast_engine_t *eng;
+    int state;                  /* IBMC_MCAST_CHAN_* */
+    uint32_t context_id;
+    uint32_t epoch;
+    int size, rank;
+    uint32_t payload_max;       /* data bytes per packet */
+    unsigned char *roots;       /* members that have been a root: they get the final ACK */
+    int probe_seen;             /* the routing probe reached this member */
+    int probe_acks;             /* at rank 0: members it reached, of size - 1 */
+    unsigned char *probe_acked; /* at rank 0: by member */
+    int *laggards;              /* room for every member: who holds a stuck window */
+    ibmc_mcast_rx_t rx;
+    ibmc_mcast_slot_t *slots;
+    unsigned char *slot_mem;
+    ibmc_mcast_tx_t tx;
+    uint32_t *acked;
+    unsigned char *ring;        /* window x (header + payload_max): the I/O side registers it */
+    size_t ring_bytes;
+    /* co-roots (ibmc_mcast_coroot.h): with subgroup < size */
+    int subgroup;
+    unsigned char *ackers;      /* by member: acknowledges to this process as root */
+    int *kids;                  /* room for every member: co-roots to relay to */
+    ibmc_mcast_relay_t relay;   /* this process as a co-root */
+    unsigned char *relay_ring;
+    int *relay_ring_root;
+    uint32_t *leaf_acked, *agg_sent;
+    unsigned char *owed;
+    unsigned char *headed;      /* by root: this process was its co-root */
+    int relay_root;             /* root of the last packet kept for relaying, or -1 */
+    int mismatch;               /* the posted message's root sent another length */
+    double nak_timeout;         /* seconds of silence before a NAK; adapts (deliver()) */
+    double nak_sent_at;         /* when the last NAK went out */
+    double nak_first_at;        /* the first NAK of the broadcast being received, or 0 */
+    double srtt;                /* smoothed NAK-to-retransmission round trip */
+    double retire_deadline;
+    /* this process's ACK board (ibmc_mcast_board.h), if it has one */
+    int has_board;
+    ibmc_mcast_board_t board;
+    uint64_t *board_seen;
+    uint32_t *said;             /* by member: the last ACK this process sent it */
+    /* the broadcast in progress (ibmc_mcast_bcast_start .. _finish) */
+    struct {
+        int root;
+        double timeout, quiet_since;    /* receiver: the NAK timer */
+        uint64_t seen;
+        double probe_after, stuck_since;        /* root: asking laggards */
+        uint32_t stuck_at;
+    } cur;
+};
+
+void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * ops, void *io,
+                            const ibmc_mcast_params_t * params, ibmc_mcast_stats_t * stats,
+                            ibmc_mcast_faults_t * faults);
+
+/* Members per co-root subgroup for a channel of `size` members under the
+ * engine's settings (ibmc_mcast_engine.c says why). */
+int ibmc_mcast_subgroup_size(const ibmc_mcast_params_t * params, int size);
+
+/* A channel of `size` members in which this process is `rank`: its state
+ * allocated for payload_max data bytes per packet, state FAILED until
+ * ibmc_mcast_chan_open.  Returns 0, or -1 when memory ran out (free it with
+ * ibmc_mcast_chan_free all the same). */
+int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int size, int rank,
+                         uint32_t context_id, uint32_t payload_max);
+
+/* The members agreed on the epoch: the stream starts.  board_words, this
+ * process's ACK board of size words (NULL: none), is cleared to the epoch
+ * before any member can learn where it is.  The state stays the caller's
+ * to set: PROBING while the group is probed, READY once every member takes
+ * packets. */
+void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoch,
+                          uint64_t * board_words);
+
+void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c);
+
+/* A multicast packet of len bytes from member src (-1: not a member; the
+ * I/O side takes the source from the completion, never the header). */
+int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
+
+/* An RC message from member `from` (checked a member by the I/O side):
+ * header h, then blen bytes. */
+int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
+                     const void *body, size_t blen);
+
+/* The routing probe of a PROBING channel reached this member (the I/O side
+ * checked its sender): acknowledged to rank 0, once. */
+int ibmc_mcast_probe_in(ibmc_mcast_chan_t * c);
+
+/* The progress engine's turn for channel c: ACKs written on its board, if
+ * anything waits on them.  *release: a retiring channel is done (every
+ * member acknowledged all, or its deadline passed) and may be freed. */
+int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release);
+
+/* A broadcast of len > 0 bytes from root, in three steps that never block:
+ * start, then test until *done, then finish.  A caller with nothing else to
+ * do calls ibmc_mcast_bcast, which waits with ops->wait between tests.
+ * After finish, c->mismatch says the root's message had another length
+ * (the application's error; buf is not usable). */
+int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root);
+int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done);
+int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c);
+int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root);
+
+/* Seconds a retiring channel keeps answering before it is released anyway. */
+#define IBMC_MCAST_RETIRE_SECONDS 10.0
+
+/* The communicator is gone: every root hears where this member ended (its
+ * co-roots as their leaves catch up), and the channel retires.  *release:
+ * nothing is left to serve, free it now. */
+int ibmc_mcast_chan_retire(ibmc_mcast_chan_t * c, int *release);
+
+#endif /* IBMC_MCAST_ENGINE_H_INCLUDED */

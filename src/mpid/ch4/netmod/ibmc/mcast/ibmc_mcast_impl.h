@@ -1,0 +1,144 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The netmod's side of the multicast channel, shared by its files:
+ *   ibmc_mcast_qp.c     the process's multicast UD queue pair, its completion
+ *                       queue and receive pool; what arrives, by multicast
+ *                       or RC, handed to the engine; process start and end
+ *   ibmc_mcast_io.c     the engine's operations (ibmc_mcast_ops_t) on verbs
+ *   ibmc_mcast_group.c  groups joined through rdma_cm, shared through the
+ *                       pool (ibmc_mcast_pool.h), and the routing probe
+ *   ibmc_mcast_setup.c  a communicator's channel: members' agreement, its
+ *                       ACK board, its release
+ *   ibmc_mcast_bcast.c  the CVARs, MPI_Bcast's entry and MPI_Comm_free
+ * Everything here runs under the VCI 0 lock, like the rest of the netmod. */
+
+#ifndef IBMC_MCAST_IMPL_H_INCLUDED
+#define IBMC_MCAST_IMPL_H_INCLUDED
+
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include "ibmc_mcast.h"
+#include "ibmc_mcast_engine.h"
+#include "ibmc_mcast_faults.h"
+#include "ibmc_mcast_pool.h"
+
+/* A registered ACK board's memory (ibmc_mcast_board.h).  It stays
+ * registered from its first channel until after MPI_Finalize's last
+ * barrier, and later channels reuse it: a member's RDMA write that comes
+ * late always lands in registered memory, where its epoch marks it, and
+ * never fails the writer's connection. */
+typedef struct MPIDI_IBMC_mcast_boardmem {
+    struct MPIDI_IBMC_mcast_boardmem *next;
+    uint64_t *words;
+    int cap;                    /* words */
+    int in_use;
+    struct ibv_mr *mr;
+} MPIDI_IBMC_mcast_boardmem_t;
+
+/* A communicator's channel: the engine's state and what the verbs side
+ * keeps beside it. */
+typedef struct MPIDI_IBMC_mcast_chan {
+    ibmc_mcast_chan_t ch;       /* the protocol (ibmc_mcast_engine.h) */
+    struct MPIDI_IBMC_mcast_chan *next;
+    char why[160];              /* FAILED: why every member falls back */
+    int single_node;            /* FAILED because the communicator is inside one node */
+    int told;                   /* why was printed (MPIR_CVAR_IBMC_STATS) */
+    int *world;                 /* by communicator rank */
+    uint32_t *qpn;              /* their multicast QPs, by communicator rank */
+    int group;                  /* its group in the pool, or -1 */
+    struct ibv_mr *ring_mr;     /* the root's ring (ch.ring) */
+    MPIDI_IBMC_mcast_boardmem_t *board_mem;     /* this process's board, or NULL */
+    uint64_t *peer_board;       /* by member: its board's address, 0 if it has none */
+    uint32_t *peer_rkey;
+} MPIDI_IBMC_mcast_chan_t;
+
+static inline MPIDI_IBMC_mcast_chan_t *MPIDI_IBMC_mcast_chan_of(ibmc_mcast_chan_t * c)
+{
+    return (MPIDI_IBMC_mcast_chan_t *) ((char *) c - offsetof(MPIDI_IBMC_mcast_chan_t, ch));
+}
+
+#define MPIDI_IBMC_MCAST_CHAN(comm) \
+    ((MPIDI_IBMC_mcast_chan_t *) (comm)->dev.ch4.netmod.ibmc.coll)
+
+/* What a receive completion said, kept while the fault injector holds it. */
+typedef struct {
+    uint32_t len, src_qp;
+    int has_gid;
+    union ibv_gid sgid;
+} MPIDI_IBMC_mcast_rmeta_t;
+
+/* One group of the pool: joined on first use, kept until MPI_Finalize. */
+typedef struct {
+    struct sockaddr_in maddr;
+    int joined;                 /* rdma_join_multicast was called: leave it */
+    uintptr_t join_id;          /* the join's number, its rdma_cm events' context */
+    int join_state;             /* 0 waiting, 1 joined, -1 failed */
+    int attached;
+    union ibv_gid mgid;
+    uint16_t mlid;
+    struct ibv_ah *ah;
+    uint32_t qkey;
+    char why[160];              /* why the join failed */
+} MPIDI_IBMC_mcast_group_t;
+
+/* The process's multicast side. */
+typedef struct MPIDI_IBMC_mcast {
+    int state;                  /* 0 not tried, 1 ready, -1 unusable: why */
+    int finalized;              /* only the boards are left (MPIDI_IBMC_mcast_free) */
+    char why[192];
+    ibmc_mcast_engine_t eng;
+    struct rdma_event_channel *evch;
+    struct rdma_cm_id *id;
+    int joins_pending;
+    uintptr_t joins;            /* joins asked for so far: numbers them from 1 */
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;
+    char *rbufs;
+    size_t rbuf_sz;
+    int n_rbufs;
+    struct ibv_mr *rmr;
+    MPIDI_IBMC_mcast_rmeta_t *rmeta;    /* by receive buffer */
+    char *probe_pkt;            /* a send buffer after the receive buffers, same MR */
+    uint32_t mtu;
+    uint32_t payload_max;
+    int sq_depth, sq_inflight;
+    uint32_t epoch_seq;         /* channels this process has set up */
+    ibmc_mcast_faults_spec_t fault_spec;
+    ibmc_mcast_faults_t faults;
+    MPIDI_IBMC_mcast_chan_t *chans;
+    MPIDI_IBMC_mcast_boardmem_t *boards;
+    ibmc_mcast_pool_t pool;
+    MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
+} MPIDI_IBMC_mcast_t;
+
+/* ibmc_mcast_qp.c */
+MPIDI_IBMC_mcast_t *MPIDI_IBMC_mcast_get(struct MPIDI_IBMC_state *st);
+int MPIDI_IBMC_mcast_post_recv(MPIDI_IBMC_mcast_t * mc, int idx);
+
+/* ibmc_mcast_io.c */
+extern const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops;
+/* one signaled UD send of [buf, buf+len) to group g, counted in flight;
+ * returns ibv_post_send's answer */
+int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
+                                   const void *buf, size_t len, uint32_t lkey);
+/* one turn of a wait inside MPI_Bcast (ibmc_mcast_ops_t's wait) */
+int MPIDI_IBMC_mcast_wait_turn(void);
+
+/* ibmc_mcast_group.c */
+void MPIDI_IBMC_mcast_drain_cm_events(MPIDI_IBMC_mcast_t * mc);
+int MPIDI_IBMC_mcast_group_join(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc, int k,
+                                char *why, size_t whylen);
+void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k);
+int MPIDI_IBMC_mcast_probe_group(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
+                                 MPIDI_IBMC_mcast_chan_t * c, int *routed);
+
+/* ibmc_mcast_setup.c */
+int MPIDI_IBMC_mcast_chan_setup(struct MPIDI_IBMC_state *st, MPIR_Comm * comm,
+                                MPIDI_IBMC_mcast_chan_t ** out);
+void MPIDI_IBMC_mcast_chan_release(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
+                                   MPIDI_IBMC_mcast_chan_t * c);
+
+#endif /* IBMC_MCAST_IMPL_H_INCLUDED */

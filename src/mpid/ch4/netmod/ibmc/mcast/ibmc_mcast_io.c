@@ -1,0 +1,155 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The engine's operations (ibmc_mcast_ops_t) on verbs: a multicast packet
+ * is a UD send to the channel's group from the root's registered ring, an
+ * RC message an IBMC_PKT_MCAST control packet on the member's connection,
+ * an ACK an inline RDMA write into the member's ACK board.  io is the
+ * netmod's state (MPIDI_IBMC_state_t). */
+
+#include <mpidimpl.h>
+#include "../ibmc_types.h"
+#include "ibmc_mcast_impl.h"
+
+int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
+                                   const void *buf, size_t len, uint32_t lkey)
+{
+    struct ibv_sge sge = {.addr = (uintptr_t) buf,.length = (uint32_t) len,.lkey = lkey };
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof(wr));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = g->ah;
+    wr.wr.ud.remote_qpn = 0xffffff;     /* the multicast QPN */
+    wr.wr.ud.remote_qkey = g->qkey;
+    int rc = ibv_post_send(mc->qp, &wr, &bad);
+    if (!rc)
+        mc->sq_inflight++;
+    return rc;
+}
+
+static int io_post(void *io, ibmc_mcast_chan_t * ch, const void *pkt, size_t len)
+{
+    MPIDI_IBMC_state_t *st = io;
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
+    int rc = MPIDI_IBMC_mcast_post_to_group(st->mcast, &st->mcast->groups[c->group], pkt, len,
+                                            c->ring_mr->lkey);
+    return rc ? MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc) : MPI_SUCCESS;
+}
+
+/* No more sends in flight than the window: a ring slot is only rewritten a
+ * window later, when its send has completed. */
+static int io_post_room(void *io, ibmc_mcast_chan_t * ch)
+{
+    MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
+    return MPL_MIN(mc->sq_depth, (int) ch->tx.window) - mc->sq_inflight;
+}
+
+static int io_send_rc(void *io, ibmc_mcast_chan_t * ch, int to, const ibmc_mcast_rc_t * h,
+                   const void *pkt, size_t len, uint16_t pkt_flags)
+{
+    MPIDI_IBMC_state_t *st = io;
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
+    char buf[sizeof(ibmc_mcast_rc_t) + 4096 + sizeof(ibmc_mcast_hdr_t)];
+    /* the packets come from this process's rings, one path MTU each */
+    if (len > sizeof(buf) - sizeof(*h) || (pkt_flags && len < sizeof(ibmc_mcast_hdr_t)))
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
+                                    MPI_ERR_INTERN, "**intern", "**intern %s",
+                                    "a multicast packet does not fit an RC message");
+    memcpy(buf, h, sizeof(*h));
+    if (len)
+        memcpy(buf + sizeof(*h), pkt, len);
+    if (pkt_flags) {
+        ibmc_mcast_hdr_t ph;
+        memcpy(&ph, buf + sizeof(*h), sizeof(ph));
+        ph.flags |= pkt_flags;
+        memcpy(buf + sizeof(*h), &ph, sizeof(ph));
+    }
+    return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
+                                (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL);
+}
+
+/* The write goes when `to` has a board and the connection can take it now:
+ * connected, nothing queued ahead (so that a queued RC ACK does not arrive
+ * after a newer written one; the root would only count it as old) and room
+ * in the send queue. */
+static int io_write_ack(void *io, ibmc_mcast_chan_t * ch, int to, uint64_t word, int *written)
+{
+    MPIDI_IBMC_state_t *st = io;
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
+    MPIDI_IBMC_conn_t *conn = &st->conns[c->world[to]];
+    *written = 0;
+    if (!c->peer_board[to] || !conn->qp || conn->cm.state != IBMC_CM_CONNECTED ||
+        conn->q_head || conn->need_rtu || conn->sq_inflight >= st->sq_depth ||
+        st->hca.rc_max_inline < sizeof(uint64_t))
+        return MPI_SUCCESS;
+    /* inline: the word is copied when posted, so it may live here */
+    struct ibv_sge sge = {.addr = (uintptr_t) & word,.length = sizeof(word),.lkey = 0 };
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, IBMC_WR_INLINE_WRITE_INDEX(st, conn->rank));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    wr.wr.rdma.remote_addr = c->peer_board[to] + (uint64_t) ch->rank * sizeof(uint64_t);
+    wr.wr.rdma.rkey = c->peer_rkey[to];
+    int rc = ibv_post_send(conn->qp, &wr, &bad);
+    if (rc)
+        return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast ACK write)", rc);
+    conn->sq_inflight++;
+    *written = 1;
+    return MPI_SUCCESS;
+}
+
+static double io_now(void *io)
+{
+    (void) io;
+    return MPIDI_IBMC_now();
+}
+
+/* One turn of a wait inside MPI_Bcast: progress everything, with the
+ * netmod's lock released and, in a build with the global critical section,
+ * that section yielded, so that other threads' operations (another
+ * communicator's broadcast among them) move too. */
+int MPIDI_IBMC_mcast_wait_turn(void)
+{
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    int mpi_errno = MPID_Progress_test(NULL);
+    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+}
+
+static int io_wait(void *io)
+{
+    (void) io;
+    return MPIDI_IBMC_mcast_wait_turn();
+}
+
+static void *io_zalloc(void *io, size_t bytes)
+{
+    (void) io;
+    return MPL_calloc(1, bytes, MPL_MEM_OTHER);
+}
+
+static void io_free(void *io, void *p)
+{
+    (void) io;
+    MPL_free(p);
+}
+
+const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
+    .post = io_post,
+    .post_room = io_post_room,
+    .send_rc = io_send_rc,
+    .write_ack = io_write_ack,
+    .now = io_now,
+    .wait = io_wait,
+    .zalloc = io_zalloc,
+    .free = io_free
+};

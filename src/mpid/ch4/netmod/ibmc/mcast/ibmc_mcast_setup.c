@@ -1,0 +1,307 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* A communicator's channel (ibmc_mcast_impl.h): set up collectively on its
+ * first multicast broadcast, or agreed unusable so that every member falls
+ * back together; its ACK board; its release. */
+
+#include <mpidimpl.h>
+#include "../ibmc_types.h"
+#include "ibmc_mcast_impl.h"
+
+static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
+{
+    /* the board stays registered for the next channel (MPIDI_IBMC_mcast_boardmem_t) */
+    if (c->board_mem)
+        c->board_mem->in_use = 0;
+    if (c->ring_mr)
+        ibv_dereg_mr(c->ring_mr);
+    if (c->ch.eng)
+        ibmc_mcast_chan_free(&c->ch);
+    MPL_free(c->peer_board);
+    MPL_free(c->peer_rkey);
+    MPL_free(c->world);
+    MPL_free(c->qpn);
+    MPL_free(c);
+}
+
+/* Give the group back to the pool and free everything; unlinks the channel
+ * from the process's list. */
+void MPIDI_IBMC_mcast_chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                                   MPIDI_IBMC_mcast_chan_t * mch)
+{
+    const ibmc_mcast_chan_t *c = &mch->ch;
+    if (MPIR_CVAR_IBMC_STATS && c->state != IBMC_MCAST_CHAN_FAILED) {
+        const uint64_t *n = c->rx.count;
+        printf("ibmc-stats: rank %d mcast context %#x epoch %u size %d: rx delivered %llu held "
+               "%llu duplicate %llu malformed %llu foreign %llu stale %llu out_of_window %llu "
+               "wrong_source %llu mismatch %llu; tx packets %llu acks %llu old_acks %llu "
+               "retransmits %llu early_naks %llu stale_naks %llu bogus_naks %llu; co-root "
+               "subgroup %d kept %llu served %llu misses %llu waits %llu leaf_acks %llu\n",
+               st->my_rank, c->context_id, c->epoch, c->size,
+               (unsigned long long) n[IBMC_MCAST_RX_DELIVERED],
+               (unsigned long long) n[IBMC_MCAST_RX_HELD],
+               (unsigned long long) n[IBMC_MCAST_RX_DUPLICATE],
+               (unsigned long long) n[IBMC_MCAST_RX_MALFORMED],
+               (unsigned long long) n[IBMC_MCAST_RX_FOREIGN],
+               (unsigned long long) n[IBMC_MCAST_RX_STALE_EPOCH],
+               (unsigned long long) n[IBMC_MCAST_RX_OUT_OF_WINDOW],
+               (unsigned long long) n[IBMC_MCAST_RX_WRONG_SOURCE],
+               (unsigned long long) n[IBMC_MCAST_RX_MISMATCH],
+               (unsigned long long) c->tx.packets, (unsigned long long) c->tx.acks,
+               (unsigned long long) c->tx.old_acks, (unsigned long long) c->tx.retransmits,
+               (unsigned long long) c->tx.early_naks, (unsigned long long) c->tx.stale_naks,
+               (unsigned long long) c->tx.bogus_naks, c->subgroup,
+               (unsigned long long) c->relay.kept, (unsigned long long) c->relay.served,
+               (unsigned long long) c->relay.misses, (unsigned long long) c->relay.waits,
+               (unsigned long long) c->relay.leaf_acks);
+        fflush(stdout);
+    }
+    for (MPIDI_IBMC_mcast_chan_t ** p = &mc->chans; *p; p = &(*p)->next)
+        if (*p == mch) {
+            *p = mch->next;
+            break;
+        }
+    /* the group stays joined for the next communicator (ibmc_mcast_pool.h) */
+    if (mch->group >= 0)
+        ibmc_mcast_pool_unref(&mc->pool, mch->group);
+    chan_free_memory(mch);
+}
+
+/* A board for c's ACKs (MPIDI_IBMC_mcast_boardmem_t): a free one big enough,
+ * or a new one.  Without one (no memory, or the registration failed) the
+ * channel still works: members send their ACKs to this process as RC
+ * messages. */
+static void board_get(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                      MPIDI_IBMC_mcast_chan_t * c)
+{
+    MPIDI_IBMC_mcast_boardmem_t *b;
+    for (b = mc->boards; b; b = b->next)
+        if (!b->in_use && b->cap >= c->ch.size)
+            break;
+    if (!b) {
+        b = MPL_calloc(1, sizeof(*b), MPL_MEM_OTHER);
+        if (!b)
+            return;
+        b->cap = MPL_MAX(c->ch.size, 64);
+        b->words = MPL_aligned_alloc(64, (size_t) b->cap * sizeof(uint64_t), MPL_MEM_BUFFER);
+        if (b->words) {
+            memset(b->words, 0, (size_t) b->cap * sizeof(uint64_t));
+            b->mr = ibv_reg_mr(st->hca.pd, b->words, (size_t) b->cap * sizeof(uint64_t),
+                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        }
+        if (!b->mr) {
+            MPL_free(b->words);
+            MPL_free(b);
+            return;
+        }
+        b->next = mc->boards;
+        mc->boards = b;
+        MPIDI_IBMC_pvars.mcast.boards++;
+    }
+    b->in_use = 1;
+    c->board_mem = b;
+}
+
+/* Collective: set the channel of comm up, or agree that it cannot be. */
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
+}
+
+/* The verbs side's own arrays; the engine's come from ibmc_mcast_chan_init. */
+static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR_Comm * comm)
+{
+    int n = comm->local_size;
+    c->world = MPL_calloc(n, sizeof(int), MPL_MEM_OTHER);
+    c->qpn = MPL_calloc(n, sizeof(uint32_t), MPL_MEM_OTHER);
+    c->peer_board = MPL_calloc(n, sizeof(uint64_t), MPL_MEM_OTHER);
+    c->peer_rkey = MPL_calloc(n, sizeof(uint32_t), MPL_MEM_OTHER);
+    if (!c->world || !c->qpn || !c->peer_board || !c->peer_rkey ||
+        ibmc_mcast_chan_init(&c->ch, &mc->eng, n, comm->rank, comm->context_id,
+                             mc->payload_max))
+        return -1;
+    for (int r = 0; r < n; r++)
+        c->world[r] = MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank;
+    return 0;
+}
+
+/* Collective: set the channel of comm up, or agree that it cannot be. */
+int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
+                                MPIDI_IBMC_mcast_chan_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    int *nodes = NULL;
+    /* what every member contributes: whether it can, its QP, its epoch
+     * counter, its free groups and its ACK board (address 0: none) */
+    struct setup_info {
+        uint32_t ok, qpn, epoch_seq, board_rkey;
+        uint64_t free_groups;
+        uint64_t board;
+    } mine = { 0 }, *all = NULL;
+    uint64_t *masks = NULL;
+    int routed = 0;
+    MPIDI_IBMC_mcast_t *mc = MPIDI_IBMC_mcast_get(st);
+    MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!c, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    c->next = mc->chans;
+    mc->chans = c;
+    c->ch.state = IBMC_MCAST_CHAN_FAILED;
+    c->group = -1;
+    comm->dev.ch4.netmod.ibmc.coll = c;
+    *out = c;
+
+    /* One receiver per node: a communicator inside one node has no use for
+     * the channel, and one whose members share nodes without a hierarchy
+     * would put several receivers on a node.  Every member sees the same
+     * node map, so this needs no agreement. */
+    nodes = MPL_malloc(sizeof(int) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!nodes, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int r = 0; r < comm->local_size; r++)
+        nodes[r] = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank];
+    qsort(nodes, comm->local_size, sizeof(int), cmp_int);
+    int one_node = nodes[0] == nodes[comm->local_size - 1], shared = 0;
+    for (int r = 1; r < comm->local_size; r++)
+        shared |= nodes[r] == nodes[r - 1];
+    if (one_node || shared) {
+        c->single_node = one_node;
+        snprintf(c->why, sizeof(c->why), "%s", one_node ? "all members are on one node" :
+                 "members share a node and the communicator has no node hierarchy");
+        goto fn_exit;
+    }
+
+    if (mc->state != 1) {
+        snprintf(c->why, sizeof(c->why), "%s", mc->why);
+    } else if (chan_alloc(mc, c, comm)) {
+        snprintf(c->why, sizeof(c->why), "out of memory for the multicast window");
+    } else {
+        mine.ok = 1;
+        mine.qpn = mc->qp->qp_num;
+        if (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS)
+            board_get(st, mc, c);
+        if (c->board_mem) {
+            mine.board = (uintptr_t) c->board_mem->words;
+            mine.board_rkey = c->board_mem->mr->rkey;
+        }
+    }
+    mine.epoch_seq = mc->epoch_seq;
+    if (mc->state == 1)
+        mine.free_groups = ibmc_mcast_pool_free_mask(&mc->pool);
+    all = MPL_malloc(sizeof(mine) * comm->local_size, MPL_MEM_OTHER);
+    masks = MPL_malloc(sizeof(uint64_t) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all || !masks, mpi_errno, MPI_ERR_OTHER, "**nomem");
+
+    /* first round: the epoch (every member's counter is past any epoch it has
+     * used, so the largest one is new to all of them) and who can join.
+     * These exchanges name a stock algorithm: the application's choice of
+     * allgather algorithm (ibmc_node_rd) is not for them. */
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                            MPI_BYTE, comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+    uint32_t epoch = 0;
+    int can = 1, who = -1;
+    for (int r = 0; r < comm->local_size; r++) {
+        epoch = MPL_MAX(epoch, all[r].epoch_seq);
+        if (!all[r].ok && can) {
+            can = 0;
+            who = r;
+        }
+    }
+    mc->epoch_seq = epoch + 1;
+    /* the board is cleared before any member learns where it is (the second
+     * round) */
+    if (mine.ok)
+        ibmc_mcast_chan_open(&c->ch, st->job_key, epoch,
+                             c->board_mem ? c->board_mem->words : NULL);
+    if (can) {
+        int shared;
+        for (int r = 0; r < comm->local_size; r++)
+            masks[r] = all[r].free_groups;
+        c->group = ibmc_mcast_pool_pick(masks, comm->local_size, mc->pool.cap, c->ch.context_id,
+                                        epoch, &shared);
+        if (MPIDI_IBMC_mcast_group_join(st, mc, c->group, c->why, sizeof(c->why)) != 0) {
+            mine.ok = 0;
+            c->group = -1;
+        } else {
+            ibmc_mcast_pool_ref(&mc->pool, c->group);
+        }
+    } else if (mine.ok) {
+        snprintf(c->why, sizeof(c->why), "rank %d cannot use multicast", who);
+    }
+
+    /* second round: who joined */
+    if (can) {
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                                MPI_BYTE, comm, &errflag);
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        MPIR_ERR_CHECK(mpi_errno);
+        for (int r = 0; r < comm->local_size && can; r++) {
+            if (!all[r].ok) {
+                can = 0;
+                if (mine.ok)
+                    snprintf(c->why, sizeof(c->why), "rank %d could not join the group", r);
+            }
+            c->qpn[r] = all[r].qpn;
+            c->peer_board[r] = all[r].board;
+            c->peer_rkey[r] = all[r].board_rkey;
+        }
+    }
+    if (!can)
+        goto fn_exit;
+
+    c->ring_mr = ibv_reg_mr(st->hca.pd, c->ch.ring, c->ch.ring_bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (!c->ring_mr) {
+        /* the others have joined: an error, not a silent fallback on one rank */
+        mpi_errno = MPIDI_IBMC_VERBS_ERROR("ibv_reg_mr(multicast ring)", errno);
+        goto fn_fail;
+    }
+
+    /* third round: did the probe reach everyone */
+    c->ch.state = IBMC_MCAST_CHAN_PROBING;
+    mpi_errno = MPIDI_IBMC_mcast_probe_group(st, mc, c, &routed);
+    MPIR_ERR_CHECK(mpi_errno);
+    mine.ok = (uint32_t) routed;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                            MPI_BYTE, comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* name a member the probe missed; rank 0 alone failing means an
+     * acknowledgement came too late */
+    for (int r = 1; r < comm->local_size && c->ch.state != IBMC_MCAST_CHAN_FAILED; r++) {
+        if (!all[r].ok) {
+            c->ch.state = IBMC_MCAST_CHAN_FAILED;
+            snprintf(c->why, sizeof(c->why), "the group's probe did not reach rank %d within "
+                     "%d s (MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", r,
+                     MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+        }
+    }
+    if (c->ch.state != IBMC_MCAST_CHAN_FAILED && !all[0].ok) {
+        c->ch.state = IBMC_MCAST_CHAN_FAILED;
+        snprintf(c->why, sizeof(c->why), "rank 0 did not hear from every member within %d s "
+                 "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
+    }
+    if (c->ch.state == IBMC_MCAST_CHAN_FAILED)
+        goto fn_exit;
+    c->ch.state = IBMC_MCAST_CHAN_READY;
+    /* no root sends before every member takes packets */
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = MPIR_Barrier_impl(comm, &errflag);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPL_free(nodes);
+    MPL_free(all);
+    MPL_free(masks);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
