@@ -615,6 +615,7 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
 {
     c->roots[root] = 1;
     c->cur.root = root;
+    c->mismatch = 0;
     if (root == c->rank) {
         uint32_t first = ibmc_mcast_rx_own(&c->rx, len, c->rank);
         ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, len);
@@ -623,7 +624,6 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
         c->cur.stuck_at = 0;    /* set on the first blocked turn */
         return 0;
     }
-    c->mismatch = 0;
     c->nak_first_at = 0;
     if (ibmc_mcast_rx_post(&c->rx, buf, len, root) == IBMC_MCAST_RX_MISMATCH)
         c->mismatch = 1;
