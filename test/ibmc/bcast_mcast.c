@@ -13,7 +13,9 @@
  * reads ibmc's MPI_T counters and prints one line per rank; with --expect
  * it also checks them:
  *   mcast    the channel was used: node leaders counted broadcasts, the job
- *            posted multicast sends, and nothing fell back;
+ *            posted multicast sends, and nothing fell back; roots posted
+ *            several packets per ibv_post_send call and asked for fewer
+ *            completions than packets;
  *   lossless as mcast, and no retransmission: every receiver got its data
  *            by multicast, none over RC (a receiver whose root is late may
  *            still NAK, and the root then has nothing to send again);
@@ -143,14 +145,15 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 16
+#define NV 19
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
         "ibmc_mcast_dropped", "ibmc_mcast_faults", "ibmc_mcast_recoveries",
         "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks",
         "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read",
-        "ibmc_mcast_acks_foreign"
+        "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
+        "ibmc_mcast_echoes"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -163,8 +166,9 @@ int main(int argc, char **argv)
     v[5] -= f0;
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
-           "%llu acks %llu written %llu read %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5],
-           v[6], v[7], v[10], v[11], v[12], v[13], v[14]);
+           "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu\n",
+           rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10], v[11], v[12], v[13], v[14],
+           v[16], v[17], v[18]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -177,6 +181,16 @@ int main(int argc, char **argv)
         if (mcast && (tot[0] == 0 || tot[1] == 0 || tot[5] != 0)) {
             printf("bcast_mcast: FAIL: expected multicast: %llu broadcasts, %llu sends, %llu "
                    "fallbacks\n", tot[0], tot[1], tot[5]);
+            ok = 0;
+        }
+        /* A root posts every packet its window allows with one
+         * ibv_post_send, and asks for a completion for every 16 of them:
+         * with messages of several packets, fewer calls and completions
+         * than packets (probes, one signaled send each, add a few
+         * completions) */
+        if (mcast && (tot[16] == 0 || tot[16] >= tot[1] || tot[17] >= tot[1])) {
+            printf("bcast_mcast: FAIL: expected batched multicast sends: %llu packets, %llu "
+                   "ibv_post_send calls, %llu completions\n", tot[1], tot[16], tot[17]);
             ok = 0;
         }
         /* A NAK may still go out without loss when a root is late, and finds
@@ -227,8 +241,10 @@ int main(int argc, char **argv)
             printf("bcast_mcast: counters as expected (%s): %llu broadcasts over multicast, "
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
                    "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
-                   "(%llu written, %llu read, %llu foreign)\n", expect, tot[0], tot[1], tot[3],
-                   tot[4], tot[7], tot[8], tot[10], tot[11], tot[12], tot[13], tot[14], tot[15]);
+                   "(%llu written, %llu read, %llu foreign), %llu ibv_post_send calls, %llu send "
+                   "completions, %llu echoes\n", expect, tot[0], tot[1], tot[3], tot[4], tot[7],
+                   tot[8], tot[10], tot[11], tot[12], tot[13], tot[14], tot[15], tot[16], tot[17],
+                   tot[18]);
         else
             bad++;
     }

@@ -195,6 +195,14 @@ static int op_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
     return 0;
 }
 
+/* the fake network sends each packet as it is posted */
+static int op_flush(void *io, ibmc_mcast_chan_t * c)
+{
+    (void) io;
+    (void) c;
+    return 0;
+}
+
 static int op_post_room(void *io, ibmc_mcast_chan_t * c)
 {
     (void) c;
@@ -271,7 +279,7 @@ static void op_free(void *io, void *p)
 }
 
 static const ibmc_mcast_ops_t ops = {
-    .post = op_post,.post_room = op_post_room,.send_rc = op_send_rc,
+    .post = op_post,.flush = op_flush,.post_room = op_post_room,.send_rc = op_send_rc,
     .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.zalloc = op_zalloc,.free = op_free
 };
 

@@ -77,6 +77,12 @@ void MPIDI_IBMC_pvars_register(void)
               "Multicast sends this process posted: one per fragment of each broadcast it was "
               "the root of, whatever the number of receivers.");
     IBMC_PVAR_MCAST(bytes_sent, "Bytes of those multicast packets, headers included.");
+    IBMC_PVAR_MCAST(post_calls,
+              "ibv_post_send calls that posted them: a root posts every packet its window "
+              "allows in one call, so one broadcast that fits the window costs one.");
+    IBMC_PVAR_MCAST(send_cqes,
+              "Completions of those multicast sends: one for every 16 sends of a call and "
+              "one for its last, the others unsignaled.");
     IBMC_PVAR_MCAST(pkts_recvd, "Multicast packets this process received.");
     IBMC_PVAR_MCAST(acks_sent,
               "Multicast acknowledgements this process sent, as RC messages or RDMA writes.");
@@ -106,6 +112,10 @@ void MPIDI_IBMC_pvars_register(void)
               "Acknowledgements this process sent as a co-root, each covering its subgroup.");
     IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
+    IBMC_PVAR_MCAST(echoes,
+              "This process's own multicast packets that the device looped back to it, "
+              "dropped: a device delivers a group's packets to every attached queue pair of "
+              "the host, the sender's included.");
     IBMC_PVAR_MCAST(dropped,
               "Multicast packets dropped unread: another job's or communicator's, an earlier "
               "use of the group, malformed, not from the message's root, or beyond the "

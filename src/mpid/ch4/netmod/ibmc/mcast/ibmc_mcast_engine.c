@@ -553,25 +553,29 @@ int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
 
 /* ---- the broadcast ---- */
 
-/* The root: every packet the window and the send queue allow. */
+/* The root: every packet the window and the send queue allow, in one
+ * flush (one doorbell on an HCA). */
 static int root_send(ibmc_mcast_chan_t * c, int *blocked)
 {
     const ibmc_mcast_ops_t *ops = c->eng->ops;
     const void *pkt;
     size_t len;
-    int err;
+    int err, posted = 0;
     *blocked = 0;
     while (!ibmc_mcast_tx_sent_all(&c->tx)) {
         if (ops->post_room(c->eng->io, c) <= 0 || !ibmc_mcast_tx_next(&c->tx, &pkt, &len)) {
             *blocked = 1;
-            return 0;
+            break;
         }
         CALL(ops->post(c->eng->io, c, pkt, len));
+        posted++;
         c->eng->stats->pkts_sent++;
         c->eng->stats->bytes_sent += len;
         if (c->relay_ring)
             CALL(relay_on(c, c->rank, pkt, len));
     }
+    if (posted)
+        CALL(ops->flush(c->eng->io, c));
     return 0;
 }
 

@@ -46,6 +46,9 @@
 typedef struct {
     unsigned long long bcasts;  /* broadcasts that went over multicast, as root or not */
     unsigned long long pkts_sent;       /* multicast sends posted (one per fragment) */
+    unsigned long long post_calls;      /* doorbells: ibv_post_send calls for them */
+    unsigned long long send_cqes;       /* completions of multicast sends (selectively
+                                         * signaled: one covers several) */
     unsigned long long bytes_sent;
     unsigned long long pkts_recvd;      /* multicast packets received (the I/O side counts) */
     unsigned long long acks_sent;       /* over RC or as RDMA writes */
@@ -58,6 +61,8 @@ typedef struct {
     unsigned long long relays;  /* packets sent over RC to co-roots */
     unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subgroup */
     unsigned long long duplicates;      /* packets dropped as already delivered or held */
+    unsigned long long echoes;  /* this process's own multicast packets looped back to it
+                                 * (the I/O side drops them) */
     unsigned long long dropped; /* foreign, stale, malformed, wrong-source, out-of-window */
     unsigned long long faults;  /* packets the fault injector dropped (the I/O side) */
     unsigned long long recoveries;      /* received broadcasts that needed a NAK */
@@ -72,9 +77,11 @@ typedef struct ibmc_mcast_chan ibmc_mcast_chan_t;
 
 /* What the engine asks of its world.  io is ibmc_mcast_engine_t's. */
 typedef struct {
-    /* Multicast one packet of c's stream to c's group.  The packet stays
+    /* Multicast one packet of c's stream to c's group: queued until
+     * flush(), which sends every queued packet at once.  The packet stays
      * in c's ring until a window later, after its send has completed. */
     int (*post)(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len);
+    int (*flush)(void *io, ibmc_mcast_chan_t * c);
     /* How many more packets post() can take now (0: none until sends
      * complete). */
     int (*post_room)(void *io, ibmc_mcast_chan_t * c);

@@ -104,7 +104,10 @@ typedef struct MPIDI_IBMC_mcast {
     char *probe_pkt;            /* a send buffer after the receive buffers, same MR */
     uint32_t mtu;
     uint32_t payload_max;
-    int sq_depth, sq_inflight;
+    int sq_depth, sq_inflight;  /* sends posted or queued, not yet completed */
+    struct ibv_send_wr *pending_wr;     /* sq_depth: sends queued for the next flush */
+    struct ibv_sge *pending_sge;
+    int npending;
     uint32_t epoch_seq;         /* channels this process has set up */
     ibmc_mcast_faults_spec_t fault_spec;
     ibmc_mcast_faults_t faults;

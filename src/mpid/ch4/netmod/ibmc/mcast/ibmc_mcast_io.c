@@ -7,11 +7,19 @@
  * is a UD send to the channel's group from the root's registered ring, an
  * RC message an IBMC_PKT_MCAST control packet on the member's connection,
  * an ACK an inline RDMA write into the member's ACK board.  io is the
- * netmod's state (MPIDI_IBMC_state_t). */
+ * netmod's state (MPIDI_IBMC_state_t).
+ *
+ * A root's packets are queued by post and sent by flush as one list: one
+ * ibv_post_send, one doorbell, for every packet the window allows.  Only
+ * every IBMC_MCAST_SIGNAL_EVERY-th send of a list, and its last, asks for
+ * a completion, which then stands for itself and the unsignaled ones
+ * before it (its wr_id counts them): a UD send queue completes in order. */
 
 #include <mpidimpl.h>
 #include "../ibmc_types.h"
 #include "ibmc_mcast_impl.h"
+
+#define IBMC_MCAST_SIGNAL_EVERY 16
 
 int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
                                    const void *buf, size_t len, uint32_t lkey)
@@ -19,6 +27,7 @@ int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mca
     struct ibv_sge sge = {.addr = (uintptr_t) buf,.length = (uint32_t) len,.lkey = lkey };
     struct ibv_send_wr wr, *bad;
     memset(&wr, 0, sizeof(wr));
+    wr.wr_id = 1;               /* the one send its completion stands for */
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
@@ -32,12 +41,50 @@ int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mca
     return rc;
 }
 
+/* Queued; the engine never queues more than post_room allowed. */
 static int io_post(void *io, ibmc_mcast_chan_t * ch, const void *pkt, size_t len)
 {
-    MPIDI_IBMC_state_t *st = io;
+    MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
     MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
-    int rc = MPIDI_IBMC_mcast_post_to_group(st->mcast, &st->mcast->groups[c->group], pkt, len,
-                                            c->ring_mr->lkey);
+    const MPIDI_IBMC_mcast_group_t *g = &mc->groups[c->group];
+    struct ibv_sge *sge = &mc->pending_sge[mc->npending];
+    struct ibv_send_wr *wr = &mc->pending_wr[mc->npending];
+    sge->addr = (uintptr_t) pkt;
+    sge->length = (uint32_t) len;
+    sge->lkey = c->ring_mr->lkey;
+    memset(wr, 0, sizeof(*wr));
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->opcode = IBV_WR_SEND;
+    wr->wr.ud.ah = g->ah;
+    wr->wr.ud.remote_qpn = 0xffffff;    /* the multicast QPN */
+    wr->wr.ud.remote_qkey = g->qkey;
+    if (mc->npending)
+        mc->pending_wr[mc->npending - 1].next = wr;
+    mc->npending++;
+    mc->sq_inflight++;
+    return MPI_SUCCESS;
+}
+
+static int io_flush(void *io, ibmc_mcast_chan_t * ch)
+{
+    MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
+    struct ibv_send_wr *bad;
+    (void) ch;
+    if (!mc->npending)
+        return MPI_SUCCESS;
+    int covered = 0;
+    for (int i = 0; i < mc->npending; i++) {
+        covered++;
+        if (covered == IBMC_MCAST_SIGNAL_EVERY || i == mc->npending - 1) {
+            mc->pending_wr[i].send_flags = IBV_SEND_SIGNALED;
+            mc->pending_wr[i].wr_id = (uint64_t) covered;
+            covered = 0;
+        }
+    }
+    int rc = ibv_post_send(mc->qp, &mc->pending_wr[0], &bad);
+    mc->npending = 0;
+    MPIDI_IBMC_pvars.mcast.post_calls++;
     return rc ? MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc) : MPI_SUCCESS;
 }
 
@@ -131,6 +178,7 @@ static int io_wait(void *io)
     return MPIDI_IBMC_mcast_wait_turn();
 }
 
+
 static void *io_zalloc(void *io, size_t bytes)
 {
     (void) io;
@@ -145,6 +193,7 @@ static void io_free(void *io, void *p)
 
 const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .post = io_post,
+    .flush = io_flush,
     .post_room = io_post_room,
     .send_rc = io_send_rc,
     .write_ack = io_write_ack,

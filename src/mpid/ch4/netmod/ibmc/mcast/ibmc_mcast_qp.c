@@ -19,7 +19,9 @@
 #include "../ibmc_types.h"
 #include "ibmc_mcast_impl.h"
 
-#define IBMC_MCAST_SQ_DEPTH 32
+/* The send queue holds a window of packets, so that one flush can post a
+ * whole window (ibmc_mcast_io.c), up to this many */
+#define IBMC_MCAST_SQ_MAX 1024
 #define IBMC_MCAST_POLL 16
 /* the longest NAK timeout, probe and laggard-probe interval */
 #define IBMC_MCAST_NAK_MAX_US 100000
@@ -119,7 +121,12 @@ static void qp_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     }
     mc->rbuf_sz = IBMC_GRH_BYTES + mc->mtu;
     mc->n_rbufs = MPL_MIN(MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS, st->hca.dev_attr.max_qp_wr);
-    mc->sq_depth = IBMC_MCAST_SQ_DEPTH;
+    mc->sq_depth = MPL_MIN(MPL_MIN(MPIR_CVAR_IBMC_MCAST_WINDOW, IBMC_MCAST_SQ_MAX),
+                           st->hca.dev_attr.max_qp_wr);
+    mc->pending_wr = MPL_calloc(mc->sq_depth, sizeof(*mc->pending_wr), MPL_MEM_OTHER);
+    mc->pending_sge = MPL_calloc(mc->sq_depth, sizeof(*mc->pending_sge), MPL_MEM_OTHER);
+    if (!mc->pending_wr || !mc->pending_sge)
+        return qp_fail(mc, "allocating the multicast send list", ENOMEM);
     mc->cq = ibv_create_cq(st->hca.ctx, mc->n_rbufs + mc->sq_depth + 16, NULL, NULL, 0);
     if (!mc->cq)
         return qp_fail(mc, "ibv_create_cq(multicast)", errno);
@@ -280,11 +287,15 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                                     "a multicast receive", ibv_wc_status_str(wc->status));
     /* another failed receive (a packet the device could not take), or this
      * process's own packet looped back (its QP number on its own GID: other
-     * hosts reuse QP numbers) */
-    if (wc->status != IBV_WC_SUCCESS || (wc->src_qp == mc->qp->qp_num &&
-                                         (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16)))) {
-        return MPIDI_IBMC_mcast_post_recv(mc, idx) ? MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO) :
-            MPI_SUCCESS;
+     * hosts reuse QP numbers).  A device loops a group's packets back to
+     * every queue pair of the host attached to the group, the sender's own
+     * included, so a root receives what it sent: counted, dropped. */
+    int echo = wc->status == IBV_WC_SUCCESS && wc->src_qp == mc->qp->qp_num &&
+        (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16));
+    if (wc->status != IBV_WC_SUCCESS || echo) {
+        MPIDI_IBMC_pvars.mcast.echoes += echo;
+        return MPIDI_IBMC_mcast_post_recv(mc, idx) ?
+            MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO) : MPI_SUCCESS;
     }
     MPIDI_IBMC_pvars.mcast.pkts_recvd++;
     /* the fault injector may hold a buffer back: keep what its completion said */
@@ -315,9 +326,12 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     return mpi_errno;
 }
 
+/* A signaled send completes every unsignaled one posted before it: wr_id
+ * says how many (ibmc_mcast_io.c). */
 static int send_completion(MPIDI_IBMC_mcast_t * mc, const struct ibv_wc *wc)
 {
-    mc->sq_inflight--;
+    mc->sq_inflight -= (int) wc->wr_id;
+    MPIDI_IBMC_pvars.mcast.send_cqes++;
     /* fatal, as every failed completion (ibmc_err.h): the QP is in error
      * and every later multicast of every communicator would be lost */
     if (wc->status != IBV_WC_SUCCESS)
@@ -425,6 +439,8 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
         ibv_dereg_mr(mc->rmr);
     MPL_free(mc->rbufs);
     MPL_free(mc->rmeta);
+    MPL_free(mc->pending_wr);
+    MPL_free(mc->pending_sge);
     /* nothing but the boards is left, and nothing polls them */
     mc->state = -1;
     mc->finalized = 1;

@@ -1,0 +1,198 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The multicast engine's own decisions, one at a time, with a clock and a
+ * network the test moves by hand (test_mcast_sim.c runs it at random):
+ *   - a root posts every packet its window allows and flushes once;
+ *   - a length mismatch ends the broadcast and is reported. */
+
+#include <stdlib.h>
+#include <string.h>
+#include "ibmc_mcast_engine.h"
+#include "tap.h"
+
+#define P 16
+#define PKT (sizeof(ibmc_mcast_hdr_t) + P)
+#define MAXQ 256
+
+typedef struct {
+    unsigned char pkt[PKT];
+    size_t len;
+    ibmc_mcast_rc_t h;
+} sent_t;
+
+/* The world of one member: what it sent, its clock, what its poll brings. */
+typedef struct {
+    double t;
+    int room;
+    sent_t mcast[MAXQ];
+    int nmcast, flushes, posts_at_flush;
+    sent_t rc[MAXQ];
+    int nrc;
+} world_t;
+
+static int w_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
+{
+    world_t *w = io;
+    (void) c;
+    memcpy(w->mcast[w->nmcast].pkt, pkt, len);
+    w->mcast[w->nmcast++].len = len;
+    w->room--;
+    return 0;
+}
+
+static int w_flush(void *io, ibmc_mcast_chan_t * c)
+{
+    world_t *w = io;
+    (void) c;
+    w->flushes++;
+    w->posts_at_flush = w->nmcast;
+    return 0;
+}
+
+static int w_room(void *io, ibmc_mcast_chan_t * c)
+{
+    (void) c;
+    return ((world_t *) io)->room;
+}
+
+static int w_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_rc_t * h,
+                     const void *pkt, size_t len, uint16_t pkt_flags)
+{
+    world_t *w = io;
+    (void) c;
+    (void) to;
+    sent_t *s = &w->rc[w->nrc++];
+    s->h = *h;
+    s->len = len;
+    if (len)
+        memcpy(s->pkt, pkt, len);
+    if (pkt_flags)
+        ((ibmc_mcast_hdr_t *) s->pkt)->flags |= pkt_flags;
+    return 0;
+}
+
+static int w_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written)
+{
+    (void) io;
+    (void) c;
+    (void) to;
+    (void) word;
+    *written = 0;
+    return 0;
+}
+
+static double w_now(void *io)
+{
+    return ((world_t *) io)->t;
+}
+
+static int w_wait(void *io)
+{
+    (void) io;
+    return 0;
+}
+
+static void *w_zalloc(void *io, size_t n)
+{
+    (void) io;
+    return calloc(1, n);
+}
+
+static void w_free(void *io, void *p)
+{
+    (void) io;
+    free(p);
+}
+
+static const ibmc_mcast_ops_t ops = {
+    .post = w_post,.flush = w_flush,.post_room = w_room,.send_rc = w_send_rc,
+    .write_ack = w_write_ack,.now = w_now,.wait = w_wait,.zalloc = w_zalloc,
+    .free = w_free
+};
+
+static const ibmc_mcast_params_t params = {.window = 64,.ack_every = 16,.subgroup = 2,
+    .nak_timeout_us = 200,.nak_max_us = 100000,.rdma_acks = 0
+};
+
+typedef struct {
+    world_t w;
+    ibmc_mcast_stats_t stats;
+    ibmc_mcast_engine_t eng;
+    ibmc_mcast_chan_t ch;
+} member_t;
+
+static void member_init(member_t * m, int rank)
+{
+    memset(m, 0, sizeof(*m));
+    m->w.room = 64;
+    ibmc_mcast_engine_init(&m->eng, &ops, &m->w, &params, &m->stats, NULL);
+    ibmc_mcast_chan_init(&m->ch, &m->eng, 2, rank, 7, P);
+    ibmc_mcast_chan_open(&m->ch, 0x1234, 1, NULL);
+    m->ch.state = IBMC_MCAST_CHAN_READY;
+}
+
+static int test_until_done(ibmc_mcast_chan_t * c)
+{
+    int done = 0;
+    ibmc_mcast_bcast_test(c, &done);
+    return done;
+}
+
+int main(void)
+{
+    static member_t root;
+    unsigned char data[5 * P], out[5 * P];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (unsigned char) (i * 7 + 1);
+
+    TAP_TEST("a root posts a whole message that fits its window, then flushes once") {
+        member_init(&root, 0);
+        ibmc_mcast_bcast_start(&root.ch, data, sizeof(data), 0);
+        TAP_EXPECT(test_until_done(&root.ch));
+        TAP_EXPECT_EQ(root.w.nmcast, 5);
+        TAP_EXPECT_EQ(root.w.flushes, 1);
+        TAP_EXPECT_EQ(root.w.posts_at_flush, 5);
+        TAP_EXPECT_EQ(root.stats.pkts_sent, 5);
+        ibmc_mcast_bcast_finish(&root.ch);
+    }
+
+    TAP_TEST("a root whose send queue has room for 2 flushes 2, then the rest") {
+        member_t *r = malloc(sizeof(*r));
+        member_init(r, 0);
+        r->w.room = 2;
+        ibmc_mcast_bcast_start(&r->ch, data, sizeof(data), 0);
+        TAP_EXPECT(!test_until_done(&r->ch));
+        TAP_EXPECT_EQ(r->w.flushes, 1);
+        TAP_EXPECT_EQ(r->w.posts_at_flush, 2);
+        r->w.room = 64;
+        TAP_EXPECT(test_until_done(&r->ch));
+        TAP_EXPECT_EQ(r->w.flushes, 2);
+        TAP_EXPECT_EQ(r->w.nmcast, 5);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
+    TAP_TEST("a root's packet of another length ends the broadcast as a mismatch") {
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        member_init(r, 0);
+        member_init(m, 1);
+        ibmc_mcast_bcast_start(&r->ch, data, 3 * P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        ibmc_mcast_mcast_in(&m->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        TAP_EXPECT(m->ch.mismatch);
+        TAP_EXPECT(test_until_done(&m->ch));
+        ibmc_mcast_bcast_finish(&m->ch);
+        TAP_EXPECT_EQ(m->stats.bcasts, 0);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
+    }
+
+    ibmc_mcast_chan_free(&root.ch);
+    return tap_done();
+}
