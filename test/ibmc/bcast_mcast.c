@@ -145,7 +145,7 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 19
+#define NV 21
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
         "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks",
         "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read",
         "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
-        "ibmc_mcast_echoes"
+        "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -166,9 +166,9 @@ int main(int argc, char **argv)
     v[5] -= f0;
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
-           "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu\n",
-           rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10], v[11], v[12], v[13], v[14],
-           v[16], v[17], v[18]);
+           "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu "
+           "naks_spared %llu naks_premature %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5],
+           v[6], v[7], v[10], v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19], v[20]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -242,9 +242,9 @@ int main(int argc, char **argv)
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
                    "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
                    "(%llu written, %llu read, %llu foreign), %llu ibv_post_send calls, %llu send "
-                   "completions, %llu echoes\n", expect, tot[0], tot[1], tot[3], tot[4], tot[7],
-                   tot[8], tot[10], tot[11], tot[12], tot[13], tot[14], tot[15], tot[16], tot[17],
-                   tot[18]);
+                   "completions, %llu echoes, %llu NAKs spared, %llu premature\n", expect, tot[0],
+                   tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11], tot[12], tot[13],
+                   tot[14], tot[15], tot[16], tot[17], tot[18], tot[19], tot[20]);
         else
             bad++;
     }

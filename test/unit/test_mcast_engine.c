@@ -6,6 +6,11 @@
 /* The multicast engine's own decisions, one at a time, with a clock and a
  * network the test moves by hand (test_mcast_sim.c runs it at random):
  *   - a root posts every packet its window allows and flushes once;
+ *   - a NAK timeout first polls once more, and no NAK goes when the poll
+ *     brings the data;
+ *   - a timeout NAK whose data then comes by multicast was premature: the
+ *     channel's NAK timeout doubles, so the next broadcast waits longer;
+ *   - a retransmission that fills a real gap lets the timeout shrink back;
  *   - a length mismatch ends the broadcast and is reported. */
 
 #include <stdlib.h>
@@ -31,6 +36,9 @@ typedef struct {
     int nmcast, flushes, posts_at_flush;
     sent_t rc[MAXQ];
     int nrc;
+    ibmc_mcast_chan_t *feed_to; /* poll delivers feed[] to this channel */
+    sent_t feed[MAXQ];
+    int nfeed, polls;
 } world_t;
 
 static int w_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
@@ -95,6 +103,16 @@ static int w_wait(void *io)
     return 0;
 }
 
+static int w_poll(void *io)
+{
+    world_t *w = io;
+    w->polls++;
+    for (int i = 0; i < w->nfeed; i++)
+        ibmc_mcast_mcast_in(w->feed_to, w->feed[i].pkt, w->feed[i].len, 0);
+    w->nfeed = 0;
+    return 0;
+}
+
 static void *w_zalloc(void *io, size_t n)
 {
     (void) io;
@@ -109,7 +127,7 @@ static void w_free(void *io, void *p)
 
 static const ibmc_mcast_ops_t ops = {
     .post = w_post,.flush = w_flush,.post_room = w_room,.send_rc = w_send_rc,
-    .write_ack = w_write_ack,.now = w_now,.wait = w_wait,.zalloc = w_zalloc,
+    .write_ack = w_write_ack,.now = w_now,.wait = w_wait,.poll = w_poll,.zalloc = w_zalloc,
     .free = w_free
 };
 
@@ -134,6 +152,14 @@ static void member_init(member_t * m, int rank)
     m->ch.state = IBMC_MCAST_CHAN_READY;
 }
 
+static int naks(const member_t * m)
+{
+    int n = 0;
+    for (int i = 0; i < m->w.nrc; i++)
+        n += m->w.rc[i].h.kind == IBMC_MCAST_RC_NAK;
+    return n;
+}
+
 static int test_until_done(ibmc_mcast_chan_t * c)
 {
     int done = 0;
@@ -143,7 +169,7 @@ static int test_until_done(ibmc_mcast_chan_t * c)
 
 int main(void)
 {
-    static member_t root;
+    static member_t root, recv;
     unsigned char data[5 * P], out[5 * P];
     for (size_t i = 0; i < sizeof(data); i++)
         data[i] = (unsigned char) (i * 7 + 1);
@@ -193,6 +219,81 @@ int main(void)
         free(m);
     }
 
+    TAP_TEST("the last poll before a NAK finds the tail: no NAK, counted as spared") {
+        member_init(&recv, 1);
+        memset(out, 0, sizeof(out));
+        ibmc_mcast_bcast_start(&recv.ch, out, sizeof(out), 0);
+        for (int i = 0; i < 4; i++)
+            ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[i].pkt, root.w.mcast[i].len, 0);
+        /* the last packet came while the process was not running */
+        recv.w.feed_to = &recv.ch;
+        recv.w.feed[0] = root.w.mcast[4];
+        recv.w.nfeed = 1;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        recv.w.t = 1.0;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(recv.w.polls, 1);
+        TAP_EXPECT_EQ(naks(&recv), 0);
+        TAP_EXPECT_EQ(recv.stats.naks_spared, 1);
+        TAP_EXPECT(test_until_done(&recv.ch));
+        ibmc_mcast_bcast_finish(&recv.ch);
+        TAP_EXPECT(!memcmp(out, data, sizeof(data)));
+        TAP_EXPECT_EQ(recv.stats.recoveries, 0);
+    }
+
+    TAP_TEST("a timeout NAK whose data then comes by multicast doubles the NAK timeout") {
+        double before = recv.ch.nak_timeout;
+        /* the root's second broadcast: nothing has come yet */
+        root.w.nmcast = 0;
+        ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
+        TAP_EXPECT(test_until_done(&root.ch));
+        ibmc_mcast_bcast_finish(&root.ch);
+        memset(out, 0, sizeof(out));
+        ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
+        recv.w.t += 2 * before;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), 1);
+        /* then the root's packets arrive after all */
+        for (int i = 0; i < 2; i++)
+            ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[i].pkt, root.w.mcast[i].len, 0);
+        TAP_EXPECT(test_until_done(&recv.ch));
+        ibmc_mcast_bcast_finish(&recv.ch);
+        TAP_EXPECT(!memcmp(out, data, 2 * P));
+        TAP_EXPECT_EQ(recv.stats.naks_premature, 1);
+        TAP_EXPECT(recv.ch.nak_timeout > 1.9 * before && recv.ch.nak_timeout < 2.1 * before);
+    }
+
+    TAP_TEST("the next broadcast waits the doubled timeout before it NAKs") {
+        int before = naks(&recv);
+        root.w.nmcast = 0;
+        ibmc_mcast_bcast_start(&root.ch, data, P, 0);
+        TAP_EXPECT(test_until_done(&root.ch));
+        ibmc_mcast_bcast_finish(&root.ch);
+        ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+        recv.w.t += 1.5 * params.nak_timeout_us * 1e-6;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before);
+        recv.w.t += 1.0 * params.nak_timeout_us * 1e-6;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before + 1);
+        /* a real loss: the retransmission fills it, and the timeout shrinks */
+        double grown = recv.ch.nak_timeout;
+        ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.context_id = 7,.epoch = 1,.root = 0 };
+        unsigned char copy[PKT];
+        memcpy(copy, root.w.mcast[0].pkt, root.w.mcast[0].len);
+        ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
+        recv.w.t += 10e-6;
+        ibmc_mcast_rc_in(&recv.ch, 0, &h, copy, root.w.mcast[0].len);
+        TAP_EXPECT(test_until_done(&recv.ch));
+        ibmc_mcast_bcast_finish(&recv.ch);
+        TAP_EXPECT(!memcmp(out, data, P));
+        TAP_EXPECT(recv.ch.nak_timeout < grown);
+        TAP_EXPECT_EQ(recv.stats.naks_premature, 1);
+        TAP_EXPECT_EQ(recv.stats.recoveries, 2);
+    }
+
+
     ibmc_mcast_chan_free(&root.ch);
+    ibmc_mcast_chan_free(&recv.ch);
     return tap_done();
 }

@@ -260,6 +260,7 @@ static double op_now(void *io)
     return (double) ((member_t *) io)->s->steps * 1e-6;
 }
 
+/* members take turns: waiting and polling happen between them */
 static int op_wait(void *io)
 {
     (void) io;
@@ -280,7 +281,8 @@ static void op_free(void *io, void *p)
 
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_room = op_post_room,.send_rc = op_send_rc,
-    .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.zalloc = op_zalloc,.free = op_free
+    .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
+    .free = op_free
 };
 
 /* ---- the network delivers ---- */

@@ -30,6 +30,9 @@ extern MPIDI_IBMC_global_t MPIDI_IBMC_global;
 #define MPIDI_IBMC_AV(av) ((av)->netmod.ibmc)
 
 int MPIDI_IBMC_progress_poll(int vci, int blocking);
+/* one pass of the netmod's progress that never gives the processor away:
+ * the multicast channel's look before it decides that a packet is lost */
+int MPIDI_IBMC_progress_poll_noyield(void);
 int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
 int MPIDI_IBMC_am_send(int rank, MPIR_Comm * comm, int handler_id,
                        const void *am_hdr, MPI_Aint am_hdr_sz,

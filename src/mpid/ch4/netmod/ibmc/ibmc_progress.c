@@ -113,14 +113,23 @@ static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
     return mpi_errno;
 }
 
-int MPIDI_IBMC_progress_poll(int vci, int blocking)
+static int poll_once(MPIDI_IBMC_state_t * st, int may_yield)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
     struct ibv_wc wc[IBMC_POLL_BATCH];
 
     if (!st || !st->conns)
         return MPI_SUCCESS;
+
+    /* the multicast queue first: when a packet's multicast copy and its
+     * retransmission on RC have both come, the copy is taken first and the
+     * retransmission counts as a duplicate, so the NAK timeout learns that
+     * it asked too early, not that a packet was lost (ibmc_mcast_engine.c) */
+    int n_mcast = 0;
+    if (st->mcast) {
+        mpi_errno = MPIDI_IBMC_mcast_poll(st, &n_mcast);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
 
     int n = ibv_poll_cq(st->hca.cq, IBMC_POLL_BATCH, wc);
     if (n < 0) {
@@ -137,18 +146,22 @@ int MPIDI_IBMC_progress_poll(int vci, int blocking)
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    int n_mcast = 0;
-    if (st->mcast) {
-        mpi_errno = MPIDI_IBMC_mcast_poll(st, &n_mcast);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-
     /* yield only after a poll that found nothing on either queue: a process
      * that has just received a broadcast's packet is about to return to the
      * application, and giving the core away then delays it a whole turn */
-    if (n == 0 && n_mcast == 0 && st->yield)
+    if (n == 0 && n_mcast == 0 && st->yield && may_yield)
         sched_yield();
 
   fn_fail:
     return mpi_errno;
+}
+
+int MPIDI_IBMC_progress_poll(int vci, int blocking)
+{
+    return poll_once(MPIDI_IBMC_STATE(), 1);
+}
+
+int MPIDI_IBMC_progress_poll_noyield(void)
+{
+    return poll_once(MPIDI_IBMC_STATE(), 0);
 }

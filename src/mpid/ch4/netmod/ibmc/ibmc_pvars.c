@@ -99,6 +99,13 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(naks_sent,
               "Multicast NAKs this process sent over RC: requests for lost packets (each "
               "names a range of them).");
+    IBMC_PVAR_MCAST(naks_spared,
+              "Times the NAK timeout ran out but one more poll, which does not give the "
+              "processor away, found the data that had come meanwhile: no NAK was sent.");
+    IBMC_PVAR_MCAST(naks_premature,
+              "Timeout NAKs whose data then came by multicast after all (the root had not "
+              "sent it yet, or was not running): each doubles that communicator's NAK "
+              "timeout, up to 100 ms.");
     IBMC_PVAR_MCAST(retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
     IBMC_PVAR_MCAST(ack_probes,

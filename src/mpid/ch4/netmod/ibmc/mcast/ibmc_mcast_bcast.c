@@ -133,9 +133,12 @@ cvars:
         fragments of a message, which no later packet reveals.  The timeout
         in force adapts per communicator: it stays above two round trips of
         a NAK and its answer as measured, doubles when a retransmission
-        arrives for a packet that multicast had delivered after all, and
-        doubles on each further silence within a broadcast, up to 100 ms.
-        From 1 to 10000000.
+        arrives for a packet that multicast had delivered after all or when
+        multicast brings data that a timeout NAK asked for (the NAK was
+        premature: the root had not sent yet), and doubles on each further
+        silence within a broadcast, up to 100 ms.  When it runs out, the
+        member first polls once more without giving the processor away, and
+        sends no NAK if that brings data.  From 1 to 10000000.
 
     - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
       category    : CH4_IBMC

@@ -357,12 +357,23 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
         for (int i = 0; i < n; i++)
             CALL(send_again(c, c->kids[i], src, kept, len));
     }
+    if (!via_rc && v == IBMC_MCAST_RX_DELIVERED && c->nak_watch) {
+        /* multicast brought a packet of the posted message after a timeout
+         * NAK asked for everything missing: the NAK was premature (the root
+         * had not sent it yet, or was descheduled), and the timeout doubles
+         * for every later broadcast of the channel */
+        c->nak_watch = 0;
+        c->eng->stats->naks_premature++;
+        c->nak_timeout = dmin(2 * c->nak_timeout, nak_max(c));
+    }
     if (via_rc && c->nak_sent_at > 0) {
         /* The NAK timeout learns from its answers.  Each one times a round
          * trip (from the last NAK: close enough), and the timeout stays above
          * two of them; a retransmission that finds the packet already there
-         * came from a NAK sent too early (multicast was merely slow), and
-         * doubles it; one that fills a gap was needed, and lets it shrink. */
+         * came from a NAK sent too early (multicast was merely slow: the
+         * I/O side takes multicast packets before RC messages, so a copy
+         * that came first is seen first), and doubles it; one that fills a
+         * gap was needed, and lets it shrink. */
         double sample = now(c) - c->nak_sent_at;
         c->srtt = c->srtt > 0 ? 0.875 * c->srtt + 0.125 * sample : sample;
         double floor = dmax(c->eng->params.nak_timeout_us * 1e-6, 2 * c->srtt);
@@ -629,6 +640,7 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
         return 0;
     }
     c->nak_first_at = 0;
+    c->nak_watch = 0;
     if (ibmc_mcast_rx_post(&c->rx, buf, len, root) == IBMC_MCAST_RX_MISMATCH)
         c->mismatch = 1;
     c->cur.timeout = c->nak_timeout;
@@ -639,7 +651,9 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
 
 /* A receiver's turn: when nothing has come for the NAK timeout, the tail
  * is missing, or everything: it asks for all of it, and waits twice as long
- * before asking again. */
+ * before asking again.  The wait may have given the processor away for a
+ * while, so one more poll, which does not, comes first: what arrived
+ * meanwhile is no loss. */
 static int recv_turn(ibmc_mcast_chan_t * c)
 {
     int err;
@@ -647,6 +661,14 @@ static int recv_turn(ibmc_mcast_chan_t * c)
     double t = now(c);
     if (c->nak_sent_at > c->cur.quiet_since)
         c->cur.quiet_since = c->nak_sent_at;
+    if (seen == c->cur.seen && t - c->cur.quiet_since > c->cur.timeout) {
+        CALL(c->eng->ops->poll(c->eng->io));
+        seen = received(c);
+        if (seen != c->cur.seen || ibmc_mcast_rx_complete(&c->rx))
+            c->eng->stats->naks_spared++;
+    }
+    if (ibmc_mcast_rx_complete(&c->rx) || c->mismatch)
+        return 0;
     if (seen != c->cur.seen) {
         c->cur.seen = seen;
         c->cur.quiet_since = t;
@@ -659,6 +681,7 @@ static int recv_turn(ibmc_mcast_chan_t * c)
         c->cur.quiet_since = t;
         if (n) {
             c->nak_sent_at = t;
+            c->nak_watch = 1;
             if (!c->nak_first_at)
                 c->nak_first_at = t;
         }

@@ -56,6 +56,10 @@ typedef struct {
     unsigned long long acks_read;       /* ACKs this process found on its boards */
     unsigned long long acks_foreign;    /* board words of another epoch, asked again */
     unsigned long long naks_sent;       /* NAK messages sent (each names a range) */
+    unsigned long long naks_spared;     /* NAK timeouts after which one more poll found
+                                         * the data: no NAK went */
+    unsigned long long naks_premature;  /* timeout NAKs whose data then came by multicast:
+                                         * each doubles the channel's NAK timeout */
     unsigned long long retransmits;     /* packets sent again over RC for NAKs */
     unsigned long long ack_probes;      /* ACK requests a stuck root (or a co-root) sent */
     unsigned long long relays;  /* packets sent over RC to co-roots */
@@ -99,8 +103,10 @@ typedef struct {
     /* Seconds on a monotonic clock. */
     double (*now)(void *io);
     /* One turn of progress while a broadcast waits: packets and RC
-     * messages come in through ibmc_mcast_mcast_in and ibmc_mcast_rc_in. */
+     * messages come in through ibmc_mcast_mcast_in and ibmc_mcast_rc_in;
+     * it may give the processor away.  poll is one pass that does not. */
     int (*wait)(void *io);
+    int (*poll)(void *io);
     /* Zeroed memory for a channel's state, and its release. */
     void *(*zalloc)(void *io, size_t bytes);
     void (*free)(void *io, void *p);
@@ -171,6 +177,8 @@ struct ibmc_mcast_chan {
     double nak_sent_at;         /* when the last NAK went out */
     double nak_first_at;        /* the first NAK of the broadcast being received, or 0 */
     double srtt;                /* smoothed NAK-to-retransmission round trip */
+    int nak_watch;              /* a timeout NAK is out: data that multicast brings
+                                 * now proves it premature */
     double retire_deadline;
     /* this process's ACK board (ibmc_mcast_board.h), if it has one */
     int has_board;

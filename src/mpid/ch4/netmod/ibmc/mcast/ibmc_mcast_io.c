@@ -178,6 +178,13 @@ static int io_wait(void *io)
     return MPIDI_IBMC_mcast_wait_turn();
 }
 
+/* Under the VCI lock, as everything of the engine's; the netmod's progress
+ * alone, which is where the channel's packets come in. */
+static int io_poll(void *io)
+{
+    (void) io;
+    return MPIDI_IBMC_progress_poll_noyield();
+}
 
 static void *io_zalloc(void *io, size_t bytes)
 {
@@ -199,6 +206,7 @@ const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .write_ack = io_write_ack,
     .now = io_now,
     .wait = io_wait,
+    .poll = io_poll,
     .zalloc = io_zalloc,
     .free = io_free
 };

@@ -376,6 +376,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
     }
     /* ACKs written on the boards; retired channels go once every member has
      * all their packets */
+    unsigned long long read = MPIDI_IBMC_pvars.mcast.acks_read;
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
         int release;
         next = c->next;
@@ -384,6 +385,9 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         if (release)
             MPIDI_IBMC_mcast_chan_release(st, mc, c);
     }
+    /* an ACK read off a board is progress too: it may have opened a root's
+     * window, and the root should send now rather than yield first */
+    *found += (int) (MPIDI_IBMC_pvars.mcast.acks_read - read);
   fn_fail:
     return mpi_errno;
 }
