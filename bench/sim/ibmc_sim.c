@@ -1,0 +1,697 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* ibmc_sim: the multicast channel's real protocol engine
+ * (src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.h) on N simulated
+ * nodes, over SimGrid 3.32 through its C API only.
+ *
+ * Each node is one SimGrid actor on its own host with one engine and one
+ * channel.  The engine's operations (ibmc_mcast_ops_t) are implemented as:
+ *   post      one comm of the packet's bytes from the root to the "sw" host
+ *             (the switch); the switch actor replicates it, one comm per
+ *             other member, each dropped with probability --loss.  The
+ *             packet crosses the root's uplink once and each receiver's
+ *             downlink once; the switch's own link is a FATPIPE of 1 PB/s
+ *             and no latency, so it is never the bottleneck.
+ *   post_room the send queue: --sq minus the posts whose comm to the switch
+ *             has not completed yet.
+ *   send_rc   one comm of sizeof(ibmc_mcast_rc_t) + len bytes to the
+ *             member's mailbox.  Every node's mailbox has it as permanent
+ *             receiver, so transfers start at once and are taken in put
+ *             order: FIFO per pair.
+ *   write_ack *written = 0: every ACK goes as an RC message.
+ *   now       simgrid_get_clock().
+ *   flush     nothing: each post's comm has started already.
+ *   wait      take every message that has arrived (sg_comm_test, never
+ *             blocking) and hand it to the engine; with nothing, sleep
+ *             --poll-us of simulated time.
+ *   poll      the same, never sleeping.
+ * CPU: every message handled or sent costs --cpu-per-pkt us of the node's
+ * time (sg_actor_sleep_for, paid before the node's next send or at the end
+ * of its wait turn).  See README.md for what is and is not modelled. */
+
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <time.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include "ibmc_mcast_engine.h"
+
+#define SIM_ERR_TIMEOUT 1001    /* wait's error: the simulated-time bound passed */
+#define SIM_ERR_ABORT   1002    /* wait's error: another node failed */
+
+/* ---- options ---- */
+
+static struct {
+    int nodes;
+    uint64_t size;
+    int iters;
+    double loss;
+    uint64_t seed;
+    uint32_t window, ack_every;
+    int subgroup;
+    uint32_t mtu;
+    int rotate;
+    int barrier;
+    double bw, lat;             /* per host link: B/s, s */
+    double cpu;                 /* s per message handled or sent */
+    double poll;                /* s slept by an idle wait turn */
+    int sq;                     /* send queue depth of post */
+    double max_time;            /* simulated-time bound, s */
+    uint32_t nak_timeout_us, nak_max_us;
+    int verbose;
+} opt = {
+    .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
+    .subgroup = 0,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
+    .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,
+    .nak_max_us = 100000,.verbose = 0
+};
+
+/* ---- deterministic random numbers (splitmix64) ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(void)
+{
+    return (double) (rng_next() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- messages on the simulated wire ---- */
+
+enum { MSG_MCAST = 1, MSG_RC = 2 };
+
+typedef struct {
+    int kind;
+    int src;                    /* member that sent it (the root for MSG_MCAST) */
+    int refs;                   /* MSG_MCAST: copies not yet consumed */
+    ibmc_mcast_rc_t h;          /* MSG_RC */
+    size_t len;
+    unsigned char data[];
+} msg_t;
+
+static msg_t *msg_new(int kind, int src, size_t len)
+{
+    msg_t *m = malloc(sizeof(msg_t) + (len ? len : 1));
+    if (!m) {
+        fprintf(stderr, "ibmc_sim: out of memory\n");
+        exit(2);
+    }
+    m->kind = kind;
+    m->src = src;
+    m->refs = 1;
+    m->len = len;
+    return m;
+}
+
+static void msg_unref(void *p)
+{
+    msg_t *m = p;
+    if (--m->refs == 0)
+        free(m);
+}
+
+/* ---- nodes ---- */
+
+typedef struct {
+    int id;
+    ibmc_mcast_engine_t eng;
+    ibmc_mcast_stats_t st;
+    ibmc_mcast_chan_t ch;
+    sg_mailbox_t mb;
+    sg_comm_t get;              /* the pending receive on mb */
+    void *got;
+    sg_comm_t *sq;              /* posts not yet completed, oldest first (a ring) */
+    int sq_head, sq_n;
+    double debt;                /* CPU time owed, s */
+    unsigned char *buf;
+    uint64_t relay_served;      /* co-root: NAKs answered from its store */
+    uint64_t bad_bytes;
+    uint64_t frags_delivered;   /* into posted buffers, each position once */
+    uint64_t frags_expected;    /* of the broadcasts it did not send */
+    uint64_t refused;           /* correct packets refused: out of window, wrong source,
+                                 * malformed, length mismatch (none may be) */
+    uint64_t handled, sent;     /* messages taken in and sent (RC and multicast posts) */
+    int err;
+} node_t;
+
+static struct {
+    node_t *node;
+    sg_mailbox_t *mb;           /* by member */
+    sg_mailbox_t sw;
+    double *t_start, *t_end;    /* by iteration: root's start, last member's completion */
+    double *t_root;             /* by iteration: the root's own completion */
+    int *iter_done;             /* by iteration: members done */
+    int finished;               /* members done with every iteration */
+    int abort;
+    uint64_t sw_drops, sw_copies;
+} g;
+
+static unsigned char byte_of(int k, uint64_t i)
+{
+    return (unsigned char) ((k + 1) * 131 + i * 29 + (i >> 8) + (i >> 16) * 7);
+}
+
+static void pay(node_t * me)
+{
+    if (me->debt > 0) {
+        double d = me->debt;
+        me->debt = 0;
+        sg_actor_sleep_for(d);
+    }
+}
+
+/* ---- the engine's operations ---- */
+
+static int op_post_room(void *io, ibmc_mcast_chan_t * c)
+{
+    node_t *me = io;
+    (void) c;
+    while (me->sq_n > 0 && sg_comm_test(me->sq[me->sq_head])) {
+        me->sq_head = (me->sq_head + 1) % opt.sq;
+        me->sq_n--;
+    }
+    return opt.sq - me->sq_n;
+}
+
+/* Each post is already on its way (op_post); a doorbell costs nothing more
+ * here than the per-packet CPU cost. */
+static int op_flush(void *io, ibmc_mcast_chan_t * c)
+{
+    (void) io;
+    (void) c;
+    return 0;
+}
+
+static int op_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
+{
+    node_t *me = io;
+    (void) c;
+    me->debt += opt.cpu;
+    me->sent++;
+    pay(me);
+    msg_t *m = msg_new(MSG_MCAST, me->id, len);
+    memcpy(m->data, pkt, len);
+    sg_comm_t comm = sg_mailbox_put_async(g.sw, m, (long) len);
+    if (me->sq_n == opt.sq) {
+        /* the engine asked post_room first, so this does not happen; keep
+         * the ring sound anyway */
+        sg_comm_wait(me->sq[me->sq_head]);
+        me->sq_head = (me->sq_head + 1) % opt.sq;
+        me->sq_n--;
+    }
+    me->sq[(me->sq_head + me->sq_n) % opt.sq] = comm;
+    me->sq_n++;
+    return 0;
+}
+
+static void msg_free(void *p)
+{
+    free(p);
+}
+
+static int op_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_rc_t * h,
+                      const void *pkt, size_t len, uint16_t pkt_flags)
+{
+    node_t *me = io;
+    (void) c;
+    me->debt += opt.cpu;
+    me->sent++;
+    pay(me);
+    msg_t *m = msg_new(MSG_RC, me->id, len);
+    m->h = *h;
+    if (len) {
+        memcpy(m->data, pkt, len);
+        if (pkt_flags) {
+            ibmc_mcast_hdr_t hd;
+            memcpy(&hd, m->data, sizeof(hd));
+            hd.flags |= pkt_flags;
+            memcpy(m->data, &hd, sizeof(hd));
+        }
+    }
+    sg_comm_t comm = sg_mailbox_put_init(g.mb[to], m, (long) (sizeof(*h) + len));
+    sg_comm_detach(comm, msg_free);
+    return 0;
+}
+
+static int op_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written)
+{
+    (void) io;
+    (void) c;
+    (void) to;
+    (void) word;
+    *written = 0;
+    return 0;
+}
+
+static double op_now(void *io)
+{
+    (void) io;
+    return simgrid_get_clock();
+}
+
+/* Hand one message to the engine. */
+static int dispatch(node_t * me, msg_t * m)
+{
+    int err;
+    me->handled++;
+    if (m->kind == MSG_MCAST) {
+        err = ibmc_mcast_mcast_in(&me->ch, m->data, m->len, m->src);
+        msg_unref(m);
+    } else {
+        err = ibmc_mcast_rc_in(&me->ch, m->src, &m->h, m->data, m->len);
+        free(m);
+    }
+    me->debt += opt.cpu;
+    return err;
+}
+
+/* Every message that has arrived, handed to the engine; *n says how many. */
+static int take_arrived(node_t * me, int *n)
+{
+    int err;
+    *n = 0;
+    while (sg_comm_test(me->get)) {
+        msg_t *m = me->got;
+        me->get = sg_mailbox_get_async(me->mb, &me->got);
+        if ((err = dispatch(me, m)))
+            return err;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* The engine's look before a NAK: what has arrived, with no sleep. */
+static int op_poll(void *io)
+{
+    node_t *me = io;
+    int n;
+    return take_arrived(me, &n);
+}
+
+static int op_wait(void *io)
+{
+    node_t *me = io;
+    int n = 0, err;
+    if ((err = take_arrived(me, &n)))
+        return err;
+    if (n)
+        pay(me);
+    else
+        sg_actor_sleep_for(opt.poll);
+    if (g.abort)
+        return SIM_ERR_ABORT;
+    if (simgrid_get_clock() > opt.max_time) {
+        g.abort = 1;
+        return SIM_ERR_TIMEOUT;
+    }
+    return 0;
+}
+
+static void *op_zalloc(void *io, size_t bytes)
+{
+    (void) io;
+    return calloc(1, bytes);
+}
+
+static void op_free(void *io, void *p)
+{
+    (void) io;
+    free(p);
+}
+
+static const ibmc_mcast_ops_t ops = {
+    .post = op_post,.flush = op_flush,.post_room = op_post_room,.send_rc = op_send_rc,
+    .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
+    .free = op_free
+};
+
+/* ---- actors ---- */
+
+/* The switch: every multicast packet to every other member, each copy
+ * lost with probability opt.loss. */
+static void switch_main(int argc, char *argv[])
+{
+    (void) argc;
+    (void) argv;
+    sg_mailbox_set_receiver("sw");
+    unsigned char *keep = malloc((size_t) opt.nodes);
+    for (;;) {
+        msg_t *m = sg_mailbox_get(g.sw);
+        int copies = 0;
+        for (int d = 0; d < opt.nodes; d++) {
+            keep[d] = d != m->src && !(opt.loss > 0 && rng_unit() < opt.loss);
+            copies += keep[d];
+            g.sw_drops += d != m->src && !keep[d];
+        }
+        g.sw_copies += copies;
+        if (!copies) {
+            free(m);
+            continue;
+        }
+        m->refs = copies;
+        for (int d = 0; d < opt.nodes; d++)
+            if (keep[d])
+                sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+    }
+}
+
+static void node_main(int argc, char *argv[])
+{
+    (void) argc;
+    node_t *me = &g.node[atoi(argv[1])];
+    char name[32];
+    int err = 0;
+    snprintf(name, sizeof(name), "n%d", me->id);
+    sg_mailbox_set_receiver(name);
+    me->mb = g.mb[me->id];
+    me->get = sg_mailbox_get_async(me->mb, &me->got);
+
+    ibmc_mcast_params_t params = {.window = opt.window,.ack_every = opt.ack_every,
+        .subgroup = opt.subgroup,.nak_timeout_us = opt.nak_timeout_us,
+        .nak_max_us = opt.nak_max_us,.rdma_acks = 0
+    };
+    ibmc_mcast_engine_init(&me->eng, &ops, me, &params, &me->st, NULL);
+    if (ibmc_mcast_chan_init(&me->ch, &me->eng, opt.nodes, me->id, 4,
+                             opt.mtu - (uint32_t) sizeof(ibmc_mcast_hdr_t))) {
+        fprintf(stderr, "node %d: out of memory\n", me->id);
+        me->err = -1;
+        g.abort = 1;
+        goto out;
+    }
+    ibmc_mcast_chan_open(&me->ch, 0x5eedfacecafe0001ULL, 7, NULL);
+    me->ch.state = IBMC_MCAST_CHAN_READY;
+
+    for (int k = 0; k < opt.iters && !err; k++) {
+        int root = opt.rotate ? k % opt.nodes : 0;
+        if (opt.barrier && k > 0)
+            while (g.iter_done[k - 1] < opt.nodes && !(err = op_wait(me)));
+        if (err)
+            break;
+        if (me->id == root) {
+            for (uint64_t i = 0; i < opt.size; i++)
+                me->buf[i] = byte_of(k, i);
+            g.t_start[k] = simgrid_get_clock();
+        } else {
+            memset(me->buf, 0xee, opt.size);
+        }
+        if ((err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root)))
+            break;
+        if (me->ch.mismatch) {
+            err = -2;
+            break;
+        }
+        if (me->id != root)
+            me->frags_expected += ibmc_mcast_nfrags(opt.size, me->ch.payload_max);
+        if (me->id != root)
+            for (uint64_t i = 0; i < opt.size; i++)
+                if (me->buf[i] != byte_of(k, i)) {
+                    if (!me->bad_bytes)
+                        fprintf(stderr, "node %d, iteration %d: byte %llu is %u, not %u\n",
+                                me->id, k, (unsigned long long) i, me->buf[i], byte_of(k, i));
+                    me->bad_bytes++;
+                }
+        double t = simgrid_get_clock();
+        if (me->id == root)
+            g.t_root[k] = t;
+        if (t > g.t_end[k])
+            g.t_end[k] = t;
+        g.iter_done[k]++;
+    }
+    if (!err) {
+        g.finished++;
+        /* keep answering NAKs and relaying until every member is done */
+        while (g.finished < opt.nodes && !(err = op_wait(me)));
+    }
+    if (err) {
+        me->err = err;
+        g.abort = 1;
+        if (opt.verbose || err != SIM_ERR_ABORT)
+            fprintf(stderr, "node %d: error %d at t=%.6f s\n", me->id, err, simgrid_get_clock());
+    }
+    me->relay_served = me->ch.relay.served;
+    me->frags_delivered = me->ch.rx.frags_delivered;
+    me->refused = me->ch.rx.count[IBMC_MCAST_RX_OUT_OF_WINDOW] +
+        me->ch.rx.count[IBMC_MCAST_RX_WRONG_SOURCE] + me->ch.rx.count[IBMC_MCAST_RX_MALFORMED] +
+        me->ch.rx.count[IBMC_MCAST_RX_MISMATCH] + me->ch.rx.count[IBMC_MCAST_RX_FOREIGN] +
+        me->ch.rx.count[IBMC_MCAST_RX_STALE_EPOCH];
+  out:
+    ibmc_mcast_chan_free(&me->ch);
+}
+
+/* ---- the platform ---- */
+
+static void write_platform(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fprintf(f, "<?xml version='1.0'?>\n"
+            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<platform version=\"4.1\">\n"
+            "<zone id=\"world\" routing=\"Full\">\n"
+            "  <cluster id=\"fabric\" prefix=\"n\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+            "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"\n"
+            "           router_id=\"fabric_router\"/>\n"
+            "  <zone id=\"swzone\" routing=\"Full\">\n"
+            "    <host id=\"sw\" speed=\"1Gf\"/>\n"
+            "  </zone>\n"
+            "  <link id=\"swlink\" bandwidth=\"1e15Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
+            "  <zoneRoute src=\"fabric\" dst=\"swzone\" gw_src=\"fabric_router\" gw_dst=\"sw\"\n"
+            "             symmetrical=\"YES\">\n"
+            "    <link_ctn id=\"swlink\"/>\n"
+            "  </zoneRoute>\n" "</zone>\n" "</platform>\n", opt.nodes - 1, opt.bw, opt.lat);
+    fclose(f);
+}
+
+/* ---- main ---- */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--seed S]\n"
+            "       [--window W] [--ack-every M] [--subgroup S] [--mtu 4096] [--rotate]\n"
+            "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
+            "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n");
+    exit(2);
+}
+
+static double elapsed(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double) (b.tv_sec - a->tv_sec) + 1e-9 * (double) (b.tv_nsec - a->tv_nsec);
+}
+
+int main(int argc, char *argv[])
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define ARG(name) (!strcmp(a, name) && v && ++i)
+        if (ARG("--nodes"))
+            opt.nodes = atoi(v);
+        else if (ARG("--size"))
+            opt.size = strtoull(v, NULL, 0);
+        else if (ARG("--iters"))
+            opt.iters = atoi(v);
+        else if (ARG("--loss"))
+            opt.loss = atof(v);
+        else if (ARG("--seed"))
+            opt.seed = strtoull(v, NULL, 0);
+        else if (ARG("--window"))
+            opt.window = (uint32_t) atoi(v);
+        else if (ARG("--ack-every"))
+            opt.ack_every = (uint32_t) atoi(v);
+        else if (ARG("--subgroup"))
+            opt.subgroup = atoi(v);
+        else if (ARG("--mtu"))
+            opt.mtu = (uint32_t) atoi(v);
+        else if (ARG("--bw"))
+            opt.bw = atof(v);
+        else if (ARG("--lat"))
+            opt.lat = atof(v);
+        else if (ARG("--cpu-per-pkt"))
+            opt.cpu = atof(v) * 1e-6;
+        else if (ARG("--poll-us"))
+            opt.poll = atof(v) * 1e-6;
+        else if (ARG("--sq"))
+            opt.sq = atoi(v);
+        else if (ARG("--max-time"))
+            opt.max_time = atof(v);
+        else if (ARG("--nak-timeout-us"))
+            opt.nak_timeout_us = (uint32_t) atoi(v);
+        else if (ARG("--nak-max-us"))
+            opt.nak_max_us = (uint32_t) atoi(v);
+        else if (!strcmp(a, "--rotate"))
+            opt.rotate = 1;
+        else if (!strcmp(a, "--no-barrier"))
+            opt.barrier = 0;
+        else if (!strcmp(a, "--verbose"))
+            opt.verbose = 1;
+        else
+            usage();
+#undef ARG
+    }
+    if (opt.nodes < 2 || opt.size < 1 || opt.iters < 1 || opt.sq < 1 || opt.poll <= 0 ||
+        opt.mtu <= sizeof(ibmc_mcast_hdr_t) || opt.mtu > 65535 || opt.loss < 0 || opt.loss >= 1 ||
+        opt.window < 1 || (opt.window & (opt.window - 1)) || opt.window > IBMC_MCAST_WINDOW_MAX ||
+        (opt.ack_every & (opt.ack_every - 1)) || opt.ack_every > opt.window)
+        usage();
+    rng_state = opt.seed;
+
+    /* SimGrid: plain max-min sharing with the links' own figures (CM02, no
+     * latency or bandwidth correction factors, no reverse ACK traffic). */
+    char *sg_argv[] = { argv[0], "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+        "--cfg=contexts/stack-size:256", "--log=root.thresh:warning", NULL
+    };
+    int sg_argc = 5;
+    simgrid_init(&sg_argc, sg_argv);
+
+    char plat[] = "/tmp/ibmc_sim_platform_XXXXXX";
+    int fd = mkstemp(plat);
+    if (fd < 0) {
+        perror("mkstemp");
+        return 2;
+    }
+    close(fd);
+    write_platform(plat);
+    simgrid_load_platform(plat);
+    unlink(plat);
+
+    g.node = calloc((size_t) opt.nodes, sizeof(node_t));
+    g.mb = calloc((size_t) opt.nodes, sizeof(sg_mailbox_t));
+    g.t_start = calloc((size_t) opt.iters, sizeof(double));
+    g.t_end = calloc((size_t) opt.iters, sizeof(double));
+    g.t_root = calloc((size_t) opt.iters, sizeof(double));
+    g.iter_done = calloc((size_t) opt.iters, sizeof(int));
+    g.sw = sg_mailbox_by_name("sw");
+    for (int i = 0; i < opt.nodes; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "n%d", i);
+        g.mb[i] = sg_mailbox_by_name(name);
+        node_t *n = &g.node[i];
+        n->id = i;
+        n->buf = malloc(opt.size);
+        n->sq = calloc((size_t) opt.sq, sizeof(sg_comm_t));
+        if (!n->buf || !n->sq) {
+            fprintf(stderr, "ibmc_sim: out of memory\n");
+            return 2;
+        }
+    }
+    sg_actor_t sw = sg_actor_create("switch", sg_host_by_name("sw"), switch_main, 0, NULL);
+    sg_actor_daemonize(sw);
+    for (int i = 0; i < opt.nodes; i++) {
+        char name[32], id[16];
+        snprintf(name, sizeof(name), "n%d", i);
+        snprintf(id, sizeof(id), "%d", i);
+        char *av[] = { name, id, NULL };
+        sg_actor_create(name, sg_host_by_name(name), node_main, 2, av);
+    }
+    simgrid_run();
+
+    /* results */
+    int fail = 0;
+    ibmc_mcast_stats_t sum;
+    memset(&sum, 0, sizeof(sum));
+    unsigned long long root_pkts = 0, served = 0, bad = 0, recoveries = 0, rec_worst = 0;
+    for (int i = 0; i < opt.nodes; i++) {
+        const node_t *n = &g.node[i];
+        const ibmc_mcast_stats_t *s = &n->st;
+        fail |= n->err != 0;
+        bad += n->bad_bytes;
+        /* every member delivered every fragment exactly once, and no
+         * correct packet was refused (beyond the window, or otherwise) */
+        if (!n->err && (n->frags_delivered != n->frags_expected || n->refused)) {
+            fprintf(stderr, "node %d: %llu fragments delivered of %llu, %llu correct packets "
+                    "refused\n", i, (unsigned long long) n->frags_delivered,
+                    (unsigned long long) n->frags_expected, (unsigned long long) n->refused);
+            fail = 1;
+        }
+        sum.naks_sent += s->naks_sent;
+        sum.retransmits += s->retransmits;
+        sum.acks_sent += s->acks_sent;
+        sum.relays += s->relays;
+        sum.coroot_acks += s->coroot_acks;
+        sum.dropped += s->dropped;
+        sum.duplicates += s->duplicates;
+        sum.ack_probes += s->ack_probes;
+        sum.bcasts += s->bcasts;
+        recoveries += s->recoveries;
+        if (s->recovery_worst_us > rec_worst)
+            rec_worst = s->recovery_worst_us;
+        root_pkts += s->pkts_sent;      /* only roots post */
+        served += n->relay_served;
+    }
+    fail |= bad != 0;
+    int complete = 1;
+    double lat = 0;
+    for (int k = 0; k < opt.iters; k++) {
+        complete &= g.iter_done[k] == opt.nodes;
+        lat += g.t_end[k] - g.t_start[k];
+    }
+    fail |= !complete;
+    if (opt.verbose)
+        for (int k = 0; k < opt.iters; k++)
+            fprintf(stderr, "iteration %d: root start %.3f us, last member done %.3f us, root done %.3f us\n",
+                    k, g.t_start[k] * 1e6, g.t_end[k] * 1e6, g.t_root[k] * 1e6);
+    if (opt.verbose) {
+        int busiest = 0;
+        for (int i = 1; i < opt.nodes; i++)
+            if (g.node[i].handled + g.node[i].sent >
+                g.node[busiest].handled + g.node[busiest].sent)
+                busiest = i;
+        fprintf(stderr, "node 0: %llu messages in, %llu out; busiest node %d: %llu in, %llu out\n",
+                (unsigned long long) g.node[0].handled, (unsigned long long) g.node[0].sent,
+                busiest, (unsigned long long) g.node[busiest].handled,
+                (unsigned long long) g.node[busiest].sent);
+    }
+    lat = lat / opt.iters * 1e6;
+    double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
+    printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
+           "subgroup=%d mean_lat_us=%.3f span_us=%.3f naks_sent=%llu retransmits=%llu "
+           "acks_sent=%llu relays=%llu coroot_acks=%llu coroot_served=%llu dropped=%llu "
+           "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_worst_us=%llu "
+           "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu bad_bytes=%llu "
+           "sim_end_s=%.6f wall_s=%.2f result=%s\n",
+           opt.nodes, (unsigned long long) opt.size, opt.iters, opt.loss,
+           (unsigned long long) opt.seed, opt.window, opt.ack_every,
+           ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
+                                    .ack_every = opt.ack_every,.subgroup = opt.subgroup},
+                                    opt.nodes), lat, span, sum.naks_sent, sum.retransmits,
+           sum.acks_sent, sum.relays, sum.coroot_acks, served, sum.dropped, sum.duplicates,
+           sum.ack_probes, recoveries, rec_worst, root_pkts,
+           (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops, bad,
+           simgrid_get_clock(), elapsed(&t0), fail ? "FAIL" : "ok");
+    for (int i = 0; i < opt.nodes; i++) {
+        free(g.node[i].buf);
+        free(g.node[i].sq);
+    }
+    free(g.node);
+    free(g.mb);
+    free(g.t_start);
+    free(g.t_end);
+    free(g.t_root);
+    free(g.iter_done);
+    return fail ? 1 : 0;
+}
