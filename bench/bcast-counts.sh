@@ -1,0 +1,125 @@
+#!/bin/bash
+# bench/bcast-counts.sh: what one MPI_Bcast costs in counted work, root and
+# receivers apart, for ibmc_mcast and MPICH's binomial tree: multicast
+# packets and the ibv_post_send calls and completions behind them, echoes,
+# ACKs, NAKs (sent, spared by the last poll, premature), retransmissions,
+# duplicates, and the point-to-point packets a broadcast took.  Counts, not
+# times, so the VM's scheduling does not blur them (doc/benchmarks.md).
+#
+#   [IBMC_PREFIX=...] [LAYOUTS="2:2 4:4 8:8 8:4"] [SIZES="1 1024 16384 65536"]
+#   [ALGS="ibmc_mcast binomial"] [ITERS=200] [SYSCALLS=0|1] bench/bcast-counts.sh
+#
+# LAYOUTS are RANKS:NODES (pretend nodes, MPIR_CVAR_NUM_CLIQUES).  Each run
+# is bench/ibmc_bcast_counts.c: ITERS back-to-back broadcasts from rank 0,
+# every byte checked.  SYSCALLS=1 also counts system calls per broadcast
+# with `strace -f -c` of the job at ITERS and 3 x ITERS broadcasts (the
+# difference over 2 x ITERS, so start-up drops out), all ranks together.
+# Extra MPIR_CVAR_* settings in the environment reach every rank (for
+# instance MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT); IBMC_VM_MTU=4200 gives the VM
+# RoCE MTU 4096.  On a host without an RDMA device it runs inside the
+# Soft-RoCE VM.
+#
+# Output: a markdown table on stdout, one row per layout, size, algorithm
+# and side; the raw output under _build/bench/counts-<date>-<time>/.
+set -uo pipefail
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+top=$(dirname "$here")
+self=$here/bcast-counts.sh
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+cache=${IBMC_CACHE:-${home:-${HOME:-/tmp}}/.cache/ibmc}
+msg() { echo "bcast-counts: $*" >&2; }
+die() { msg "error: $*"; exit 1; }
+
+if [[ -z ${IBMC_BENCH_INNER:-} ]]; then
+    IBMC_PREFIX=${IBMC_PREFIX:-$cache/install/ibmc-default}
+    LAYOUTS=${LAYOUTS:-2:2 4:4 8:8 8:4}
+    SIZES=${SIZES:-1 1024 16384 65536}
+    ALGS=${ALGS:-ibmc_mcast binomial}
+    ITERS=${ITERS:-200}
+    SYSCALLS=${SYSCALLS:-0}
+    [[ $ITERS =~ ^[1-9][0-9]*$ ]] || die "ITERS must be a positive integer (got '$ITERS')"
+    for l in $LAYOUTS; do
+        [[ $l =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || die "LAYOUTS are RANKS:NODES (got '$l')"
+    done
+    for s in $SIZES; do
+        [[ $s =~ ^[0-9]+$ ]] || die "SIZES must be byte counts (got '$s')"
+    done
+    ((SYSCALLS)) && ! command -v strace >/dev/null && die "strace is not installed (apt-get install strace)"
+    [[ -x $IBMC_PREFIX/bin/mpicc ]] || die "IBMC_PREFIX=$IBMC_PREFIX has no bin/mpicc (build ibmc first)"
+    raw=$top/_build/bench/counts-$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$raw" || die "cannot create $raw"
+    "$IBMC_PREFIX/bin/mpicc" -std=c11 -O2 -Wall -o "$raw/counts" "$here/ibmc_bcast_counts.c" ||
+        die "cannot build the benchmark with $IBMC_PREFIX/bin/mpicc"
+    inner=(env IBMC_BENCH_INNER=1 IBMC_PREFIX="$IBMC_PREFIX" LAYOUTS="$LAYOUTS" SIZES="$SIZES"
+           ALGS="$ALGS" ITERS="$ITERS" SYSCALLS="$SYSCALLS" IBMC_BENCH_RAW="$raw" bash "$self")
+    if compgen -G '/sys/class/infiniband/*' >/dev/null; then
+        "${inner[@]}"
+    else
+        msg "no RDMA device here: running inside the Soft-RoCE VM (test/vm/run-fabric)"
+        "$top/test/vm/run-fabric" "${inner[@]}"
+    fi
+    exit $?
+fi
+
+# ---- on the fabric ----
+raw=$IBMC_BENCH_RAW
+cd /tmp || exit 1
+cols=(ibmc_mcast_pkts_sent ibmc_mcast_post_calls ibmc_mcast_send_cqes ibmc_mcast_pkts_recvd
+      ibmc_mcast_echoes ibmc_mcast_acks_sent ibmc_mcast_acks_written ibmc_mcast_naks_sent
+      ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_retransmits
+      ibmc_mcast_duplicates ibmc_eager_pkts_sent ibmc_eager_pkts_recvd ibmc_rdma_reads)
+heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_spared
+       naks_premature retransmits duplicates pt2pt_sent pt2pt_recvd rdma_reads)
+run() { # out iters np nodes alg size [wrapper...]
+    local out=$1 iters=$2 np=$3 nodes=$4 alg=$5 size=$6; shift 6
+    env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \
+        timeout -k 10 600 "$@" "$IBMC_PREFIX/bin/mpiexec" -n "$np" "$raw/counts" "$size" "$iters" \
+        >"$out" 2>&1
+}
+hdr="| ranks:nodes | bytes | algorithm | side |"
+sep="|---|---:|---|---|"
+for h in "${heads[@]}"; do hdr="$hdr $h |"; sep="$sep---:|"; done
+((SYSCALLS)) && { hdr="$hdr syscalls (all ranks) |"; sep="$sep---:|"; }
+echo "# work per broadcast: counter changes over $ITERS back-to-back broadcasts from rank 0, divided by $ITERS"
+echo "# (root: rank 0; recv: mean of the other ranks; one closing barrier included)"
+echo
+echo "$hdr"
+echo "$sep"
+fails=0
+for layout in $LAYOUTS; do
+    np=${layout%%:*} nodes=${layout##*:}
+    for size in $SIZES; do
+        for alg in $ALGS; do
+            base=$raw/$np-$nodes-$size-$alg
+            if ! run "$base.out" "$ITERS" "$np" "$nodes" "$alg" "$size" ||
+               ! grep -q '^bcast-counts: ok' "$base.out"; then
+                msg "FAIL: $layout $size B $alg (see $base.out)"
+                fails=$((fails + 1))
+                continue
+            fi
+            sc=
+            if ((SYSCALLS)); then
+                run "$base.s1" "$ITERS" "$np" "$nodes" "$alg" "$size" strace -f -c -o "$base.strace1" &&
+                run "$base.s3" $((3 * ITERS)) "$np" "$nodes" "$alg" "$size" strace -f -c -o "$base.strace3" &&
+                sc=$(awk -v it="$ITERS" '
+                        FNR == 1 { f++ }
+                        $NF == "total" { t[f] = $4 }
+                        END { if (t[1] != "" && t[2] != "") printf "%.1f", (t[2] - t[1]) / (2 * it) }' \
+                        "$base.strace1" "$base.strace3")
+                [[ -n $sc ]] || sc="n/a"
+            fi
+            for side in root recv; do
+                row="| $layout | $size | $alg | $side |"
+                for c in "${cols[@]}"; do
+                    v=$(awk -v s="$side" -v c="$c" '$1 == "bcast-counts:" && $2 == s && $3 == c { print $4 }' "$base.out")
+                    row="$row ${v:-n/a} |"
+                done
+                ((SYSCALLS)) && row="$row ${sc} |"
+                echo "$row"
+            done
+        done
+    done
+done
+echo
+echo "# raw output: $raw"
+((fails == 0))

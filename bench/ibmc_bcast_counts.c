@@ -1,0 +1,103 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* The work one MPI_Bcast costs, counted rather than timed: ITERS
+ * broadcasts of SIZE bytes from rank 0, back to back, with whatever
+ * algorithm MPIR_CVAR_BCAST_INTRA_ALGORITHM selects, and ibmc's MPI_T
+ * counters read before and after.  Every receiver checks every byte of
+ * every broadcast.  One barrier after the loop is counted too (a few
+ * packets, spread over ITERS).
+ *
+ * usage: ibmc_bcast_counts SIZE [ITERS]
+ * Prints, from rank 0, "bcast-counts: SIDE COUNTER VALUE" lines with the
+ * counter's change per broadcast: SIDE root (rank 0) or recv (the mean of
+ * the other ranks), then "bcast-counts: ok" or "bcast-counts: FAIL ...". */
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../test/ibmc/mpit_pvar.h"
+
+static const char *counters[] = {
+    "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_post_calls",
+    "ibmc_mcast_send_cqes", "ibmc_mcast_pkts_recvd", "ibmc_mcast_echoes",
+    "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_naks_sent",
+    "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature", "ibmc_mcast_retransmits",
+    "ibmc_mcast_duplicates", "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
+    "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_ctrl_pkts_sent", "ibmc_rdma_reads"
+};
+
+#define NC ((int) (sizeof(counters) / sizeof(counters[0])))
+
+static unsigned char byte_of(int iter, size_t i)
+{
+    return (unsigned char) (iter * 29 + i * 7 + (i >> 8) + 1);
+}
+
+static void read_all(double *v, int *have)
+{
+    for (int i = 0; i < NC; i++) {
+        int found;
+        v[i] = (double) mpit_pvar_read(counters[i], &found);
+        have[i] = found;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, provided;
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t len = argc > 1 ? strtoul(argv[1], NULL, 0) : 1;
+    int iters = argc > 2 ? atoi(argv[2]) : 200;
+    unsigned char *buf = malloc(len ? len : 1);
+    double before[NC], after[NC], d[NC], sum[NC];
+    int have[NC], bad = 0;
+
+    /* the first broadcast on a communicator may set a channel up */
+    MPI_Bcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_all(before, have);
+    for (int it = 0; it < iters; it++) {
+        for (size_t i = 0; i < len; i++)
+            buf[i] = rank == 0 ? byte_of(it, i) : 0xee;
+        MPI_Bcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD);
+        for (size_t i = 0; i < len && !bad; i++)
+            if (buf[i] != byte_of(it, i)) {
+                fprintf(stderr, "bcast-counts: FAIL: rank %d, broadcast %d, byte %zu is %u, "
+                        "not %u\n", rank, it, i, buf[i], byte_of(it, i));
+                bad = 1;
+            }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_all(after, have);
+    for (int i = 0; i < NC; i++)
+        d[i] = (after[i] - before[i]) / iters;
+    /* the receivers' mean: everyone's sum less the root's */
+    MPI_Reduce(d, sum, NC, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    int anybad = 0;
+    MPI_Reduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int i = 0; i < NC; i++) {
+            if (!have[i])
+                continue;
+            printf("bcast-counts: root %s %.3f\n", counters[i], d[i]);
+            printf("bcast-counts: recv %s %.3f\n", counters[i],
+                   size > 1 ? (sum[i] - d[i]) / (size - 1) : 0.0);
+        }
+        if (anybad)
+            printf("bcast-counts: FAIL: wrong bytes received\n");
+        else
+            printf("bcast-counts: ok (%d broadcasts of %zu bytes on %d ranks, every byte checked)\n",
+                   iters, len, size);
+    }
+    free(buf);
+    MPI_T_finalize();
+    MPI_Finalize();
+    return anybad;
+}
