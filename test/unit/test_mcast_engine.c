@@ -10,7 +10,8 @@
  *     brings the data;
  *   - a timeout NAK whose data then comes by multicast was premature: the
  *     channel's NAK timeout doubles, so the next broadcast waits longer;
- *   - a retransmission that fills a real gap lets the timeout shrink back;
+ *   - a retransmission that fills a real gap lets the timeout shrink, below
+ *     its configured start, down to two measured round trips;
  *   - a length mismatch ends the broadcast and is reported. */
 
 #include <stdlib.h>
@@ -292,6 +293,30 @@ int main(void)
         TAP_EXPECT_EQ(recv.stats.recoveries, 2);
     }
 
+
+    TAP_TEST("losses answered in 10 us bring the timeout below its 200 us start, not below 20 us") {
+        for (int k = 0; k < 20; k++) {
+            root.w.nmcast = 0;
+            ibmc_mcast_bcast_start(&root.ch, data, P, 0);
+            TAP_EXPECT(test_until_done(&root.ch));
+            ibmc_mcast_bcast_finish(&root.ch);
+            ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+            recv.w.t += recv.ch.nak_timeout * 1.01;
+            int before = naks(&recv);
+            TAP_EXPECT(!test_until_done(&recv.ch));
+            TAP_EXPECT_EQ(naks(&recv), before + 1);
+            ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.context_id = 7,.epoch = 1,.root = 0 };
+            unsigned char copy[PKT];
+            memcpy(copy, root.w.mcast[0].pkt, root.w.mcast[0].len);
+            ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
+            recv.w.t += 10e-6;
+            ibmc_mcast_rc_in(&recv.ch, 0, &h, copy, root.w.mcast[0].len);
+            TAP_EXPECT(test_until_done(&recv.ch));
+            ibmc_mcast_bcast_finish(&recv.ch);
+        }
+        TAP_EXPECT(recv.ch.nak_timeout < params.nak_timeout_us * 1e-6 / 4);
+        TAP_EXPECT(recv.ch.nak_timeout >= 2 * 10e-6 * 0.999);
+    }
 
     ibmc_mcast_chan_free(&root.ch);
     ibmc_mcast_chan_free(&recv.ch);

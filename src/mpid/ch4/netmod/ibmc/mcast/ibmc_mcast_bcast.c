@@ -126,17 +126,19 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        The shortest time, in microseconds, that a member waits in MPI_Bcast
+        The time, in microseconds, that a member first waits in MPI_Bcast
         without receiving anything before it asks the root, over RC, for
         every fragment it still lacks.  A gap (a later packet before an
         earlier one) is asked for at once; this timeout catches the last
         fragments of a message, which no later packet reveals.  The timeout
-        in force adapts per communicator: it stays above two round trips of
-        a NAK and its answer as measured, doubles when a retransmission
-        arrives for a packet that multicast had delivered after all or when
+        in force adapts per communicator: a retransmission that fills a real
+        loss shrinks it by a quarter, down to two round trips of a NAK and
+        its answer as measured, so that on a fast fabric a lost tail is
+        found in a few round trips; it doubles when a retransmission arrives
+        for a packet that multicast had delivered after all or when
         multicast brings data that a timeout NAK asked for (the NAK was
-        premature: the root had not sent yet), and doubles on each further
-        silence within a broadcast, up to 100 ms.  When it runs out, the
+        premature: the root had not sent yet), and on each further silence
+        within a broadcast, up to 100 ms.  When it runs out, the
         member first polls once more without giving the processor away, and
         sends no NAK if that brings data.  From 1 to 10000000.
 

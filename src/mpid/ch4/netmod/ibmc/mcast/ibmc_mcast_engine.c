@@ -369,14 +369,17 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
     if (via_rc && c->nak_sent_at > 0) {
         /* The NAK timeout learns from its answers.  Each one times a round
          * trip (from the last NAK: close enough), and the timeout stays above
-         * two of them; a retransmission that finds the packet already there
+         * two of them, however low the configured start: a lost tail is
+         * found in a few round trips once losses have shown the fabric's
+         * (seed 002 §III.D's timer, learned instead of fixed); a
+         * retransmission that finds the packet already there
          * came from a NAK sent too early (multicast was merely slow: the
          * I/O side takes multicast packets before RC messages, so a copy
          * that came first is seen first), and doubles it; one that fills a
          * gap was needed, and lets it shrink. */
         double sample = now(c) - c->nak_sent_at;
         c->srtt = c->srtt > 0 ? 0.875 * c->srtt + 0.125 * sample : sample;
-        double floor = dmax(c->eng->params.nak_timeout_us * 1e-6, 2 * c->srtt);
+        double floor = dmax(2 * c->srtt, 1e-6);
         if (v == IBMC_MCAST_RX_DUPLICATE)
             c->nak_timeout = dmin(2 * c->nak_timeout, nak_max(c));
         else if (v == IBMC_MCAST_RX_DELIVERED)
