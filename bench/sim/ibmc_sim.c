@@ -69,12 +69,20 @@ static struct {
     double max_time;            /* simulated-time bound, s */
     uint32_t nak_timeout_us, nak_max_us;
     int verbose;
+    int mode;                   /* MODE_LATENCY, MODE_RATE, MODE_SKEW */
+    double skew;                /* MODE_SKEW: receivers wait uniform 0..skew s, s */
+    const char *platform_out;   /* also write the platform XML here */
+    int platform_only;          /* ... and exit */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
     .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,
-    .nak_max_us = 100000,.verbose = 0
+    .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
+    .platform_only = 0
 };
+
+enum { MODE_LATENCY = 0, MODE_RATE = 1, MODE_SKEW = 2 };
+static const char *const mode_name[] = { "latency", "rate", "skew" };
 
 /* ---- deterministic random numbers (splitmix64) ---- */
 
@@ -91,6 +99,19 @@ static uint64_t rng_next(void)
 static double rng_unit(void)
 {
     return (double) (rng_next() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* --mode skew: the receivers' delays, a stream of their own (splitmix64
+ * seeded from --seed) so that the loss stream is unchanged. */
+static uint64_t skew_state;
+
+static double skew_unit(void)
+{
+    uint64_t z = (skew_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double) (z >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* ---- messages on the simulated wire ---- */
@@ -161,6 +182,8 @@ static struct {
     int finished;               /* members done with every iteration */
     int abort;
     uint64_t sw_drops, sw_copies;
+    double in_bcast;            /* receivers' time inside ibmc_mcast_bcast, summed, s */
+    uint64_t in_bcast_n;        /* ... over this many (receiver, broadcast) pairs */
 } g;
 
 static unsigned char byte_of(int k, uint64_t i)
@@ -410,9 +433,18 @@ static void node_main(int argc, char *argv[])
             g.t_start[k] = simgrid_get_clock();
         } else {
             memset(me->buf, 0xee, opt.size);
+            /* --mode skew: a receiver arrives uniform 0..skew late (seed 000
+             * §6.4); it runs nothing meanwhile, as a computing process */
+            if (opt.mode == MODE_SKEW && opt.skew > 0)
+                sg_actor_sleep_for(skew_unit() * opt.skew);
         }
+        double t_in = simgrid_get_clock();
         if ((err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root)))
             break;
+        if (me->id != root) {
+            g.in_bcast += simgrid_get_clock() - t_in;
+            g.in_bcast_n++;
+        }
         if (me->ch.mismatch) {
             err = -2;
             break;
@@ -490,7 +522,8 @@ static void usage(void)
             "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--seed S]\n"
             "       [--window W] [--ack-every M] [--subgroup S] [--mtu 4096] [--rotate]\n"
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
-            "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n");
+            "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
+            "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n");
     exit(2);
 }
 
@@ -549,6 +582,22 @@ int main(int argc, char *argv[])
             opt.barrier = 0;
         else if (!strcmp(a, "--verbose"))
             opt.verbose = 1;
+        else if (ARG("--platform-out"))
+            opt.platform_out = v;
+        else if (!strcmp(a, "--platform-only"))
+            opt.platform_only = 1;
+        else if (ARG("--skew-us"))
+            opt.skew = atof(v) * 1e-6;
+        else if (ARG("--mode")) {
+            if (!strcmp(v, "latency"))
+                opt.mode = MODE_LATENCY;
+            else if (!strcmp(v, "rate"))
+                opt.mode = MODE_RATE;
+            else if (!strcmp(v, "skew"))
+                opt.mode = MODE_SKEW;
+            else
+                usage();
+        }
         else
             usage();
 #undef ARG
@@ -559,6 +608,14 @@ int main(int argc, char *argv[])
         (opt.ack_every & (opt.ack_every - 1)) || opt.ack_every > opt.window)
         usage();
     rng_state = opt.seed;
+    skew_state = opt.seed ^ 0x5ce35ce35ce35ce3ULL;
+    if (opt.mode == MODE_RATE)
+        opt.barrier = 0;        /* back-to-back broadcasts */
+    if (opt.mode == MODE_SKEW)
+        opt.barrier = 1;        /* barrier, delay, broadcast */
+    if (opt.skew < 0 || (opt.skew > 0 && opt.mode != MODE_SKEW) ||
+        (opt.platform_only && !opt.platform_out))
+        usage();
 
     /* SimGrid: plain max-min sharing with the links' own figures (CM02, no
      * latency or bandwidth correction factors, no reverse ACK traffic). */
@@ -566,6 +623,10 @@ int main(int argc, char *argv[])
         "--cfg=contexts/stack-size:256", "--log=root.thresh:warning", NULL
     };
     int sg_argc = 5;
+    if (opt.platform_out)
+        write_platform(opt.platform_out);
+    if (opt.platform_only)
+        return 0;
     simgrid_init(&sg_argc, sg_argv);
 
     char plat[] = "/tmp/ibmc_sim_platform_XXXXXX";
@@ -668,8 +729,10 @@ int main(int argc, char *argv[])
     }
     lat = lat / opt.iters * 1e6;
     double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
+    double in_bcast = g.in_bcast_n ? g.in_bcast / (double) g.in_bcast_n * 1e6 : 0;
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
-           "subgroup=%d mean_lat_us=%.3f span_us=%.3f naks_sent=%llu retransmits=%llu "
+           "subgroup=%d mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
+           "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu coroot_served=%llu dropped=%llu "
            "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_worst_us=%llu "
            "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu bad_bytes=%llu "
@@ -678,7 +741,8 @@ int main(int argc, char *argv[])
            (unsigned long long) opt.seed, opt.window, opt.ack_every,
            ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
-                                    opt.nodes), lat, span, sum.naks_sent, sum.retransmits,
+                                    opt.nodes), mode_name[opt.mode], opt.skew * 1e6, lat, span,
+           span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, served, sum.dropped, sum.duplicates,
            sum.ack_probes, recoveries, rec_worst, root_pkts,
            (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops, bad,
