@@ -54,14 +54,15 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
     return 0;
 }
 
-/* A UD queue pair on `cq`, brought to RTS with `qkey`. */
-static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
-                        int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
+/* A UD queue pair on `scq` (sends) and `rcq` (receives), brought to RTS
+ * with `qkey`. */
+static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq, uint32_t qkey,
+                        int sq_depth, int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
 {
     struct ibv_qp_init_attr init;
     memset(&init, 0, sizeof(init));
-    init.send_cq = cq;
-    init.recv_cq = cq;
+    init.send_cq = scq;
+    init.recv_cq = rcq;
     init.qp_type = IBV_QPT_UD;
     init.cap.max_send_wr = sq_depth;
     init.cap.max_recv_wr = rq_depth;
@@ -100,7 +101,7 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int 
 int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int rq_depth,
                             ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp, e);
+    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp, e);
 }
 
 int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
@@ -112,10 +113,11 @@ int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
     return rc ? fail(e, "ibv_modify_qp(UD, Q_Key)", rc) : 0;
 }
 
-int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
-                               int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
+int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
+                               uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
+                               ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, cq, qkey, sq_depth, rq_depth, qp, e);
+    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, qp, e);
 }
 
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

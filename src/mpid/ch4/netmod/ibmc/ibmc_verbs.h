@@ -53,10 +53,12 @@ int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int r
 /* Change a UD QP's Q_Key (RTS to RTS). */
 int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
 
-/* The multicast channel's UD QP (mcast/ibmc_mcast_qp.c): on its own completion queue,
- * with the Q_Key of its groups, brought to RTS. */
-int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int sq_depth,
-                               int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e);
+/* The multicast channel's UD QP (mcast/ibmc_mcast_qp.c): on its own completion
+ * queues, one for sends and one for receives, with the Q_Key of its groups,
+ * brought to RTS. */
+int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
+                               uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
+                               ibmc_verbs_err_t * e);
 
 /* An RC QP attached to the SRQ, in INIT. */
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

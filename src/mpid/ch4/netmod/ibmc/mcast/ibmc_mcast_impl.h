@@ -94,7 +94,9 @@ typedef struct MPIDI_IBMC_mcast {
     struct rdma_cm_id *id;
     int joins_pending;
     uintptr_t joins;            /* joins asked for so far: numbers them from 1 */
-    struct ibv_cq *cq;
+    struct ibv_cq *cq;          /* receives */
+    struct ibv_cq *scq;         /* sends */
+    int send_err;               /* a failed send completion, reported by the next poll */
     struct ibv_qp *qp;
     char *rbufs;
     size_t rbuf_sz;
@@ -120,6 +122,8 @@ typedef struct MPIDI_IBMC_mcast {
 /* ibmc_mcast_qp.c */
 MPIDI_IBMC_mcast_t *MPIDI_IBMC_mcast_get(struct MPIDI_IBMC_state *st);
 int MPIDI_IBMC_mcast_post_recv(MPIDI_IBMC_mcast_t * mc, int idx);
+/* completed sends off the send queue; *found: completions taken */
+int MPIDI_IBMC_mcast_reap_sends(MPIDI_IBMC_mcast_t * mc, int *found);
 
 /* ibmc_mcast_io.c */
 extern const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops;

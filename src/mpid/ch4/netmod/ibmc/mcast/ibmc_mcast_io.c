@@ -89,11 +89,16 @@ static int io_flush(void *io, ibmc_mcast_chan_t * ch)
 }
 
 /* No more sends in flight than the window: a ring slot is only rewritten a
- * window later, when its send has completed. */
+ * window later, when its send has completed.  A queue that looks full is
+ * reaped first (sends complete on their own queue), so a root that
+ * streams still posts a whole message with one call. */
 static int io_post_room(void *io, ibmc_mcast_chan_t * ch)
 {
     MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
-    return MPL_MIN(mc->sq_depth, (int) ch->tx.window) - mc->sq_inflight;
+    int limit = MPL_MIN(mc->sq_depth, (int) ch->tx.window), found;
+    if (mc->sq_inflight >= limit && MPIDI_IBMC_mcast_reap_sends(mc, &found) != MPI_SUCCESS)
+        return 0;               /* the QP failed: the next poll reports it */
+    return limit - mc->sq_inflight;
 }
 
 static int io_send_rc(void *io, ibmc_mcast_chan_t * ch, int to, const ibmc_mcast_rc_t * h,

@@ -127,11 +127,16 @@ static void qp_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     mc->pending_sge = MPL_calloc(mc->sq_depth, sizeof(*mc->pending_sge), MPL_MEM_OTHER);
     if (!mc->pending_wr || !mc->pending_sge)
         return qp_fail(mc, "allocating the multicast send list", ENOMEM);
-    mc->cq = ibv_create_cq(st->hca.ctx, mc->n_rbufs + mc->sq_depth + 16, NULL, NULL, 0);
+    mc->cq = ibv_create_cq(st->hca.ctx, mc->n_rbufs + 16, NULL, NULL, 0);
     if (!mc->cq)
         return qp_fail(mc, "ibv_create_cq(multicast)", errno);
-    if (ibmc_verbs_create_mcast_qp(&st->hca, mc->cq, RDMA_UDP_QKEY, mc->sq_depth, mc->n_rbufs,
-                                   &mc->qp, &e))
+    /* sends complete on a queue of their own, so that a root short of send
+     * queue room can reap them without taking receives (ibmc_mcast_io.c) */
+    mc->scq = ibv_create_cq(st->hca.ctx, mc->sq_depth + 16, NULL, NULL, 0);
+    if (!mc->scq)
+        return qp_fail(mc, "ibv_create_cq(multicast sends)", errno);
+    if (ibmc_verbs_create_mcast_qp(&st->hca, mc->scq, mc->cq, RDMA_UDP_QKEY, mc->sq_depth,
+                                   mc->n_rbufs, &mc->qp, &e))
         return qp_fail(mc, e.call, e.err);
     /* one more buffer past the receive ones: the routing probe is sent from it */
     size_t sz = mc->rbuf_sz * ((size_t) mc->n_rbufs + 1);
@@ -326,19 +331,29 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     return mpi_errno;
 }
 
-/* A signaled send completes every unsignaled one posted before it: wr_id
- * says how many (ibmc_mcast_io.c). */
-static int send_completion(MPIDI_IBMC_mcast_t * mc, const struct ibv_wc *wc)
+/* Completed multicast sends.  A signaled send completes every unsignaled
+ * one posted before it: wr_id says how many (ibmc_mcast_io.c).  A failed
+ * one is fatal, as every failed completion (ibmc_err.h): the QP is in error
+ * and every later multicast of every communicator would be lost; it is
+ * kept in send_err for the progress engine to report when the reaper
+ * cannot. */
+int MPIDI_IBMC_mcast_reap_sends(MPIDI_IBMC_mcast_t * mc, int *found)
 {
-    mc->sq_inflight -= (int) wc->wr_id;
-    MPIDI_IBMC_pvars.mcast.send_cqes++;
-    /* fatal, as every failed completion (ibmc_err.h): the QP is in error
-     * and every later multicast of every communicator would be lost */
-    if (wc->status != IBV_WC_SUCCESS)
-        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**ibmc_verbs", "**ibmc_verbs %s %s",
-                                    "a multicast send", ibv_wc_status_str(wc->status));
-    return MPI_SUCCESS;
+    struct ibv_wc wc[IBMC_MCAST_POLL];
+    int n = ibv_poll_cq(mc->scq, IBMC_MCAST_POLL, wc);
+    *found = n > 0 ? n : 0;
+    if (n < 0 && !mc->send_err)
+        mc->send_err = MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast sends)", EIO);
+    for (int i = 0; i < n; i++) {
+        mc->sq_inflight -= (int) wc[i].wr_id;
+        MPIDI_IBMC_pvars.mcast.send_cqes++;
+        if (wc[i].status != IBV_WC_SUCCESS && !mc->send_err)
+            mc->send_err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__,
+                                                __LINE__, MPI_ERR_OTHER, "**ibmc_verbs",
+                                                "**ibmc_verbs %s %s", "a multicast send",
+                                                ibv_wc_status_str(wc[i].status));
+    }
+    return mc->send_err;
 }
 
 int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
@@ -351,15 +366,15 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         return MPI_SUCCESS;
     if (mc->joins_pending)
         MPIDI_IBMC_mcast_drain_cm_events(mc);
+    int sent;
+    mpi_errno = MPIDI_IBMC_mcast_reap_sends(mc, &sent);
+    MPIR_ERR_CHECK(mpi_errno);
     int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
     if (n < 0)
         return MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast)", EIO);
-    *found = n;
+    *found = n + sent;
     for (int i = 0; i < n; i++) {
-        if (wc[i].opcode & IBV_WC_RECV)
-            mpi_errno = recv_completion(st, mc, &wc[i]);
-        else
-            mpi_errno = send_completion(mc, &wc[i]);
+        mpi_errno = recv_completion(st, mc, &wc[i]);
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (n == 0) {
@@ -439,6 +454,8 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
         ibv_destroy_qp(mc->qp);
     if (mc->cq)
         ibv_destroy_cq(mc->cq);
+    if (mc->scq)
+        ibv_destroy_cq(mc->scq);
     if (mc->rmr)
         ibv_dereg_mr(mc->rmr);
     MPL_free(mc->rbufs);
