@@ -41,7 +41,7 @@ void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * 
     eng->faults = faults;
 }
 
-/* Its 0 is the model's choice: the root spends T_um*log2(n/s) relaying a
+/* A subgroup of 0 is the model's choice: the root spends T_um*log2(n/s) relaying a
  * packet to the co-roots and T_pack*s/M on the ACKs of its s - 1 leaves and
  * its co-roots, each of which acknowledges once every M packets (seed 000
  * §7.2's cost, with §4.4's delayed ACKs, which the seed says combine with

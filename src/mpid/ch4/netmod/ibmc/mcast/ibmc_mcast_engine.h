@@ -21,9 +21,9 @@
  *
  * It reaches the world only through ibmc_mcast_ops_t: multicast a packet,
  * send an RC message, write an ACK word, the time, one turn of progress.
- * The netmod implements the table with verbs and rdma_cm (ibmc_mcast_qp.c,
- * ibmc_mcast_bcast.c), the host simulation test with a fake network
- * (test/unit/test_mcast_sim.c).  The design, with the seed sections it
+ * The netmod implements the table with verbs (ibmc_mcast_io.c), the host
+ * tests with a fake network (test/unit/test_mcast_sim.c,
+ * test_mcast_engine.c), the simulator with SimGrid (bench/sim/ibmc_sim.c).  The design, with the seed sections it
  * follows, is doc/design.md's "Multicast channel".
  *
  * Errors: an op returns 0 or an error code of its own (the netmod's: an MPI
