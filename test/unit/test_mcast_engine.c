@@ -161,6 +161,17 @@ static int naks(const member_t * m)
     return n;
 }
 
+/* The root's answer to a NAK arrives over RC, rtt seconds after it. */
+static void retransmit(member_t * m, const sent_t * pkt, double rtt)
+{
+    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.context_id = 7,.epoch = 1,.root = 0 };
+    unsigned char copy[PKT];
+    memcpy(copy, pkt->pkt, pkt->len);
+    ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
+    m->w.t += rtt;
+    ibmc_mcast_rc_in(&m->ch, 0, &h, copy, pkt->len);
+}
+
 static int test_until_done(ibmc_mcast_chan_t * c)
 {
     int done = 0;
@@ -279,12 +290,7 @@ int main(void)
         TAP_EXPECT_EQ(naks(&recv), before + 1);
         /* a real loss: the retransmission fills it, and the timeout shrinks */
         double grown = recv.ch.nak_timeout;
-        ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.context_id = 7,.epoch = 1,.root = 0 };
-        unsigned char copy[PKT];
-        memcpy(copy, root.w.mcast[0].pkt, root.w.mcast[0].len);
-        ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
-        recv.w.t += 10e-6;
-        ibmc_mcast_rc_in(&recv.ch, 0, &h, copy, root.w.mcast[0].len);
+        retransmit(&recv, &root.w.mcast[0], 10e-6);
         TAP_EXPECT(test_until_done(&recv.ch));
         ibmc_mcast_bcast_finish(&recv.ch);
         TAP_EXPECT(!memcmp(out, data, P));
@@ -305,12 +311,7 @@ int main(void)
             int before = naks(&recv);
             TAP_EXPECT(!test_until_done(&recv.ch));
             TAP_EXPECT_EQ(naks(&recv), before + 1);
-            ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_DATA,.context_id = 7,.epoch = 1,.root = 0 };
-            unsigned char copy[PKT];
-            memcpy(copy, root.w.mcast[0].pkt, root.w.mcast[0].len);
-            ((ibmc_mcast_hdr_t *) copy)->flags |= IBMC_MCAST_F_RETRANSMIT;
-            recv.w.t += 10e-6;
-            ibmc_mcast_rc_in(&recv.ch, 0, &h, copy, root.w.mcast[0].len);
+            retransmit(&recv, &root.w.mcast[0], 10e-6);
             TAP_EXPECT(test_until_done(&recv.ch));
             ibmc_mcast_bcast_finish(&recv.ch);
         }
