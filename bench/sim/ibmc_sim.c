@@ -56,6 +56,8 @@ static struct {
     uint64_t size;
     int iters;
     double loss;
+    double dup, reorder;        /* per copy: sent twice; delayed, so later ones pass it */
+    double reorder_delay;       /* the longest such delay, seconds */
     uint64_t seed;
     uint32_t window, ack_every;
     int subgroup;
@@ -76,7 +78,7 @@ static struct {
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
-    .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,
+    .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,.reorder_delay = 5e-6,
     .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
     .platform_only = 0
 };
@@ -181,7 +183,7 @@ static struct {
     int *iter_done;             /* by iteration: members done */
     int finished;               /* members done with every iteration */
     int abort;
-    uint64_t sw_drops, sw_copies;
+    uint64_t sw_drops, sw_copies, sw_dups, sw_reordered;
     double in_bcast;            /* receivers' time inside ibmc_mcast_bcast, summed, s */
     uint64_t in_bcast_n;        /* ... over this many (receiver, broadcast) pairs */
 } g;
@@ -369,19 +371,38 @@ static const ibmc_mcast_ops_t ops = {
 
 /* The switch: every multicast packet to every other member, each copy
  * lost with probability opt.loss. */
+/* A copy the fabric holds back for a while (--reorder). */
+typedef struct {
+    msg_t *m;
+    int dst;
+    double delay;
+} delayed_t;
+
+static void delayed_main(int argc, char *argv[])
+{
+    (void) argc;
+    (void) argv;
+    delayed_t *dl = sg_actor_self_get_data();
+    sg_actor_sleep_for(dl->delay);
+    sg_comm_detach(sg_mailbox_put_init(g.mb[dl->dst], dl->m, (long) dl->m->len), msg_unref);
+    free(dl);
+}
+
 static void switch_main(int argc, char *argv[])
 {
     (void) argc;
     (void) argv;
     sg_mailbox_set_receiver("sw");
-    unsigned char *keep = malloc((size_t) opt.nodes);
+    unsigned char *keep = malloc((size_t) opt.nodes), *twice = calloc((size_t) opt.nodes, 1);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
         int copies = 0;
         for (int d = 0; d < opt.nodes; d++) {
             keep[d] = d != m->src && !(opt.loss > 0 && rng_unit() < opt.loss);
-            copies += keep[d];
+            twice[d] = keep[d] && opt.dup > 0 && rng_unit() < opt.dup;
+            copies += keep[d] + twice[d];
             g.sw_drops += d != m->src && !keep[d];
+            g.sw_dups += twice[d];
         }
         g.sw_copies += copies;
         if (!copies) {
@@ -389,9 +410,25 @@ static void switch_main(int argc, char *argv[])
             continue;
         }
         m->refs = copies;
-        for (int d = 0; d < opt.nodes; d++)
-            if (keep[d])
+        for (int d = 0; d < opt.nodes; d++) {
+            if (!keep[d])
+                continue;
+            if (twice[d])
                 sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+            if (opt.reorder > 0 && rng_unit() < opt.reorder) {
+                /* delayed in the fabric: packets sent after it may pass it */
+                delayed_t *dl = malloc(sizeof(*dl));
+                dl->m = m;
+                dl->dst = d;
+                dl->delay = rng_unit() * opt.reorder_delay;
+                sg_actor_t a = sg_actor_init("delay", sg_host_by_name("sw"));
+                sg_actor_set_data(a, dl);
+                sg_actor_start(a, delayed_main, 0, NULL);
+                g.sw_reordered++;
+                continue;
+            }
+            sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+        }
     }
 }
 
@@ -519,7 +556,7 @@ static void write_platform(const char *path)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--seed S]\n"
+            "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--dup P] [--reorder P [--reorder-us D]] [--seed S]\n"
             "       [--window W] [--ack-every M] [--subgroup S] [--mtu 4096] [--rotate]\n"
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
@@ -550,6 +587,12 @@ int main(int argc, char *argv[])
             opt.iters = atoi(v);
         else if (ARG("--loss"))
             opt.loss = atof(v);
+        else if (ARG("--dup"))
+            opt.dup = atof(v);
+        else if (ARG("--reorder"))
+            opt.reorder = atof(v);
+        else if (ARG("--reorder-us"))
+            opt.reorder_delay = atof(v) * 1e-6;
         else if (ARG("--seed"))
             opt.seed = strtoull(v, NULL, 0);
         else if (ARG("--window"))
@@ -604,6 +647,7 @@ int main(int argc, char *argv[])
     }
     if (opt.nodes < 2 || opt.size < 1 || opt.iters < 1 || opt.sq < 1 || opt.poll <= 0 ||
         opt.mtu <= sizeof(ibmc_mcast_hdr_t) || opt.mtu > 65535 || opt.loss < 0 || opt.loss >= 1 ||
+        opt.dup < 0 || opt.dup > 1 || opt.reorder < 0 || opt.reorder > 1 ||
         opt.window < 1 || (opt.window & (opt.window - 1)) || opt.window > IBMC_MCAST_WINDOW_MAX ||
         (opt.ack_every & (opt.ack_every - 1)) || opt.ack_every > opt.window)
         usage();
@@ -735,8 +779,8 @@ int main(int argc, char *argv[])
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu coroot_served=%llu dropped=%llu "
            "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_worst_us=%llu "
-           "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu bad_bytes=%llu "
-           "sim_end_s=%.6f wall_s=%.2f result=%s\n",
+           "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu switch_dups=%llu "
+           "switch_reordered=%llu bad_bytes=%llu sim_end_s=%.6f wall_s=%.2f result=%s\n",
            opt.nodes, (unsigned long long) opt.size, opt.iters, opt.loss,
            (unsigned long long) opt.seed, opt.window, opt.ack_every,
            ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
@@ -745,7 +789,8 @@ int main(int argc, char *argv[])
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, served, sum.dropped, sum.duplicates,
            sum.ack_probes, recoveries, rec_worst, root_pkts,
-           (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops, bad,
+           (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops,
+           (unsigned long long) g.sw_dups, (unsigned long long) g.sw_reordered, bad,
            simgrid_get_clock(), elapsed(&t0), fail ? "FAIL" : "ok");
     for (int i = 0; i < opt.nodes; i++) {
         free(g.node[i].buf);
