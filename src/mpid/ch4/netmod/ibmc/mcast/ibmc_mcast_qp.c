@@ -366,9 +366,12 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         return MPI_SUCCESS;
     if (mc->joins_pending)
         MPIDI_IBMC_mcast_drain_cm_events(mc);
-    int sent;
-    mpi_errno = MPIDI_IBMC_mcast_reap_sends(mc, &sent);
-    MPIR_ERR_CHECK(mpi_errno);
+    int sent = 0;
+    /* a process that is not a root has nothing on its send queue */
+    if (mc->sq_inflight || mc->send_err) {
+        mpi_errno = MPIDI_IBMC_mcast_reap_sends(mc, &sent);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
     if (n < 0)
         return MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast)", EIO);
