@@ -12,8 +12,10 @@
  *     channel's NAK timeout doubles, so the next broadcast waits longer;
  *   - a retransmission that fills a real gap lets the timeout shrink, below
  *     its configured start, down to two measured round trips;
- *   - a length mismatch ends the broadcast and is reported. */
+ *   - a length mismatch ends the broadcast and is reported;
+ *   - the deadline a caller may sleep until is when the timers act. */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ibmc_mcast_engine.h"
@@ -317,6 +319,60 @@ int main(void)
         }
         TAP_EXPECT(recv.ch.nak_timeout < params.nak_timeout_us * 1e-6 / 4);
         TAP_EXPECT(recv.ch.nak_timeout >= 2 * 10e-6 * 0.999);
+    }
+
+    TAP_TEST("the deadline says when a receiver's NAK is due: nothing before it, a NAK after") {
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        member_init(r, 0);
+        member_init(m, 1);
+        ibmc_mcast_bcast_start(&r->ch, data, 2 * P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_finish(&r->ch);
+        TAP_EXPECT(ibmc_mcast_bcast_deadline(&r->ch) == HUGE_VAL);
+        m->w.t = 5.0;
+        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        double due = ibmc_mcast_bcast_deadline(&m->ch);
+        TAP_EXPECT(due > 5.0 && due < 5.0 + 1.01 * params.nak_timeout_us * 1e-6);
+        m->w.t = due - 1e-7;
+        TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(naks(m), 0);
+        m->w.t = due + 1e-9;
+        TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(naks(m), 1);
+        /* the NAK restarts the timer, doubled */
+        double next = ibmc_mcast_bcast_deadline(&m->ch);
+        TAP_EXPECT(next > due + 1.9 * (due - 5.0) && next < due + 2.1 * (due - 5.0));
+        for (int i = 0; i < 2; i++)
+            ibmc_mcast_mcast_in(&m->ch, r->w.mcast[i].pkt, r->w.mcast[i].len, 0);
+        TAP_EXPECT(ibmc_mcast_bcast_deadline(&m->ch) <= m->w.t);
+        TAP_EXPECT(test_until_done(&m->ch));
+        ibmc_mcast_bcast_finish(&m->ch);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
+    }
+
+    TAP_TEST("the deadline says when a blocked root asks its laggards") {
+        member_t *r = malloc(sizeof(*r));
+        member_init(r, 0);
+        unsigned char *big = calloc(1, 80 * P);
+        r->w.t = 1.0;
+        ibmc_mcast_bcast_start(&r->ch, big, 80 * P, 0);
+        TAP_EXPECT(!test_until_done(&r->ch));   /* the window (64) is full */
+        double due = ibmc_mcast_bcast_deadline(&r->ch);
+        TAP_EXPECT(due > 1.0 && due < 1.0 + 1.01 * params.nak_timeout_us * 1e-6);
+        int before = r->w.nrc;
+        r->w.t = due - 1e-7;
+        TAP_EXPECT(!test_until_done(&r->ch));
+        TAP_EXPECT_EQ(r->w.nrc, before);
+        r->w.t = due + 1e-9;
+        TAP_EXPECT(!test_until_done(&r->ch));
+        TAP_EXPECT(r->w.nrc > before);
+        TAP_EXPECT(r->stats.ack_probes >= 1);
+        ibmc_mcast_chan_free(&r->ch);
+        free(big);
+        free(r);
     }
 
     ibmc_mcast_chan_free(&root.ch);

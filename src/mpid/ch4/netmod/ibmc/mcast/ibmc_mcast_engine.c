@@ -3,6 +3,7 @@
  *     See COPYRIGHT in top-level directory
  */
 
+#include <math.h>
 #include <string.h>
 #include "ibmc_mcast_engine.h"
 
@@ -711,6 +712,18 @@ int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done)
         return 0;
     }
     return recv_turn(c);
+}
+
+double ibmc_mcast_bcast_deadline(const ibmc_mcast_chan_t * c)
+{
+    if (c->cur.root == c->rank) {
+        if (!ibmc_mcast_tx_blocked(&c->tx))
+            return HUGE_VAL;    /* what stops it is the send queue, not a timer */
+        return c->cur.stuck_since ? c->cur.stuck_since + c->cur.probe_after : 0;
+    }
+    if (ibmc_mcast_rx_complete(&c->rx) || c->mismatch)
+        return 0;
+    return dmax(c->cur.quiet_since, c->nak_sent_at) + c->cur.timeout;
 }
 
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)

@@ -248,6 +248,13 @@ int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done);
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c);
 int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root);
 
+/* The time (in ops->now's clock) at which ibmc_mcast_bcast_test next has a
+ * timer to act on, between start and finish: the receiver's NAK, or the
+ * root's question to its laggards.  HUGE_VAL when no timer runs, so that a
+ * caller with nothing to do may sleep until a message comes; a time already
+ * past when the next test acts at once. */
+double ibmc_mcast_bcast_deadline(const ibmc_mcast_chan_t * c);
+
 /* Seconds a retiring channel keeps answering before it is released anyway. */
 #define IBMC_MCAST_RETIRE_SECONDS 10.0
 
