@@ -24,10 +24,15 @@
  *   write_ack *written = 0: every ACK goes as an RC message.
  *   now       simgrid_get_clock().
  *   flush     nothing: each post's comm has started already.
- *   wait      take every message that has arrived (sg_comm_test, never
- *             blocking) and hand it to the engine; with nothing, sleep
- *             --poll-us of simulated time.
- *   poll      the same, never sleeping.
+ *   wait      hand every message that has arrived to the engine; with
+ *             nothing, block until a message arrives or the engine's next
+ *             timer is due (ibmc_mcast_bcast_deadline), whichever comes
+ *             first.  A node's receiver actor takes its mailbox's messages
+ *             as they arrive into an inbox and wakes the node (a
+ *             semaphore), so reactions are not quantized and an idle node
+ *             costs no simulation work.  Only a root whose send queue is
+ *             full looks again every --poll-us.
+ *   poll      the same, never blocking.
  * CPU: every message handled or sent costs --cpu-per-pkt us of the node's
  * time (sg_actor_sleep_for, paid before the node's next send or at the end
  * of its wait turn).  See README.md for what is and is not modelled. */
@@ -44,6 +49,8 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <math.h>
 #include "ibmc_mcast_engine.h"
 
 #define SIM_ERR_TIMEOUT 1001    /* wait's error: the simulated-time bound passed */
@@ -66,7 +73,7 @@ static struct {
     int barrier;
     double bw, lat;             /* per host link: B/s, s */
     double cpu;                 /* s per message handled or sent */
-    double poll;                /* s slept by an idle wait turn */
+    double poll;                /* s between looks at a full send queue */
     int sq;                     /* send queue depth of post */
     double max_time;            /* simulated-time bound, s */
     uint32_t nak_timeout_us, nak_max_us;
@@ -158,8 +165,11 @@ typedef struct {
     ibmc_mcast_stats_t st;
     ibmc_mcast_chan_t ch;
     sg_mailbox_t mb;
-    sg_comm_t get;              /* the pending receive on mb */
-    void *got;
+    msg_t **inbox;              /* arrived, not yet handed to the engine (a ring) */
+    size_t in_head, in_n, in_cap;
+    sg_sem_t wake;              /* released when something arrives while it sleeps */
+    int sleeping;
+    int in_bcast;               /* inside ibmc_mcast_bcast: the engine's timers run */
     sg_comm_t *sq;              /* posts not yet completed, oldest first (a ring) */
     int sq_head, sq_n;
     double debt;                /* CPU time owed, s */
@@ -312,9 +322,10 @@ static int take_arrived(node_t * me, int *n)
 {
     int err;
     *n = 0;
-    while (sg_comm_test(me->get)) {
-        msg_t *m = me->got;
-        me->get = sg_mailbox_get_async(me->mb, &me->got);
+    while (me->in_n > 0) {
+        msg_t *m = me->inbox[me->in_head];
+        me->in_head = (me->in_head + 1) % me->in_cap;
+        me->in_n--;
         if ((err = dispatch(me, m)))
             return err;
         (*n)++;
@@ -330,6 +341,73 @@ static int op_poll(void *io)
     return take_arrived(me, &n);
 }
 
+/* Wake a node that sleeps in op_wait. */
+static void wake(node_t * n)
+{
+    if (n->sleeping) {
+        n->sleeping = 0;
+        sg_sem_release(n->wake);
+    }
+}
+
+static void wake_all(void)
+{
+    for (int i = 0; i < opt.nodes; i++)
+        wake(&g.node[i]);
+}
+
+/* A node's receiver: takes every message from the node's mailbox as it
+ * arrives (it is the mailbox's permanent receiver, so transfers start when
+ * sent and arrive in put order) and wakes the node. */
+static void receiver_main(int argc, char *argv[])
+{
+    (void) argc;
+    node_t *me = &g.node[atoi(argv[1])];
+    char name[32];
+    snprintf(name, sizeof(name), "n%d", me->id);
+    sg_mailbox_set_receiver(name);
+    for (;;) {
+        msg_t *m = sg_mailbox_get(me->mb);
+        if (me->in_n == me->in_cap) {
+            size_t cap = me->in_cap ? 2 * me->in_cap : 64;
+            msg_t **q = malloc(cap * sizeof(*q));
+            if (!q) {
+                fprintf(stderr, "ibmc_sim: out of memory\n");
+                exit(2);
+            }
+            for (size_t i = 0; i < me->in_n; i++)
+                q[i] = me->inbox[(me->in_head + i) % me->in_cap];
+            free(me->inbox);
+            me->inbox = q;
+            me->in_head = 0;
+            me->in_cap = cap;
+        }
+        me->inbox[(me->in_head + me->in_n) % me->in_cap] = m;
+        me->in_n++;
+        wake(me);
+    }
+}
+
+/* How long an idle node may sleep: until the engine's next timer inside a
+ * broadcast; a root with a full send queue looks again every --poll-us;
+ * outside a broadcast (barrier, serving others) only messages and the end
+ * of the barrier wake it, bounded by 1 ms of simulated time. */
+static double idle_for(node_t * me)
+{
+    double t = 1e-3;
+    if (me->in_bcast) {
+        double due = ibmc_mcast_bcast_deadline(&me->ch);
+        if (due != HUGE_VAL) {
+            double d = due - simgrid_get_clock();
+            /* 1 ns past the timer: the engine's comparisons are strict */
+            t = d > 0 ? d + 1e-9 : 1e-9;
+        }
+        if (me->sq_n == opt.sq && opt.poll < t)
+            t = opt.poll;
+    }
+    return t;
+}
+
 static int op_wait(void *io)
 {
     node_t *me = io;
@@ -338,12 +416,16 @@ static int op_wait(void *io)
         return err;
     if (n)
         pay(me);
-    else
-        sg_actor_sleep_for(opt.poll);
+    else if (!g.abort) {
+        me->sleeping = 1;
+        sg_sem_acquire_timeout(me->wake, idle_for(me));
+        me->sleeping = 0;
+    }
     if (g.abort)
         return SIM_ERR_ABORT;
     if (simgrid_get_clock() > opt.max_time) {
         g.abort = 1;
+        wake_all();
         return SIM_ERR_TIMEOUT;
     }
     return 0;
@@ -436,12 +518,7 @@ static void node_main(int argc, char *argv[])
 {
     (void) argc;
     node_t *me = &g.node[atoi(argv[1])];
-    char name[32];
     int err = 0;
-    snprintf(name, sizeof(name), "n%d", me->id);
-    sg_mailbox_set_receiver(name);
-    me->mb = g.mb[me->id];
-    me->get = sg_mailbox_get_async(me->mb, &me->got);
 
     ibmc_mcast_params_t params = {.window = opt.window,.ack_every = opt.ack_every,
         .subgroup = opt.subgroup,.nak_timeout_us = opt.nak_timeout_us,
@@ -476,7 +553,10 @@ static void node_main(int argc, char *argv[])
                 sg_actor_sleep_for(skew_unit() * opt.skew);
         }
         double t_in = simgrid_get_clock();
-        if ((err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root)))
+        me->in_bcast = 1;
+        err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root);
+        me->in_bcast = 0;
+        if (err)
             break;
         if (me->id != root) {
             g.in_bcast += simgrid_get_clock() - t_in;
@@ -501,16 +581,19 @@ static void node_main(int argc, char *argv[])
             g.t_root[k] = t;
         if (t > g.t_end[k])
             g.t_end[k] = t;
-        g.iter_done[k]++;
+        if (++g.iter_done[k] == opt.nodes)
+            wake_all();         /* the barrier opens */
     }
     if (!err) {
-        g.finished++;
+        if (++g.finished == opt.nodes)
+            wake_all();
         /* keep answering NAKs and relaying until every member is done */
         while (g.finished < opt.nodes && !(err = op_wait(me)));
     }
     if (err) {
         me->err = err;
         g.abort = 1;
+        wake_all();
         if (opt.verbose || err != SIM_ERR_ABORT)
             fprintf(stderr, "node %d: error %d at t=%.6f s\n", me->id, err, simgrid_get_clock());
     }
@@ -699,6 +782,8 @@ int main(int argc, char *argv[])
         n->id = i;
         n->buf = malloc(opt.size);
         n->sq = calloc((size_t) opt.sq, sizeof(sg_comm_t));
+        n->mb = g.mb[i];
+        n->wake = sg_sem_init(0);
         if (!n->buf || !n->sq) {
             fprintf(stderr, "ibmc_sim: out of memory\n");
             return 2;
@@ -712,6 +797,8 @@ int main(int argc, char *argv[])
         snprintf(id, sizeof(id), "%d", i);
         char *av[] = { name, id, NULL };
         sg_actor_create(name, sg_host_by_name(name), node_main, 2, av);
+        char *rv[] = { "receiver", id, NULL };
+        sg_actor_daemonize(sg_actor_create("receiver", sg_host_by_name(name), receiver_main, 2, rv));
     }
     simgrid_run();
 
@@ -719,7 +806,8 @@ int main(int argc, char *argv[])
     int fail = 0;
     ibmc_mcast_stats_t sum;
     memset(&sum, 0, sizeof(sum));
-    unsigned long long root_pkts = 0, served = 0, bad = 0, recoveries = 0, rec_worst = 0;
+    unsigned long long root_pkts = 0, served = 0, bad = 0, recoveries = 0, rec_worst = 0,
+        rec_sum = 0;
     for (int i = 0; i < opt.nodes; i++) {
         const node_t *n = &g.node[i];
         const ibmc_mcast_stats_t *s = &n->st;
@@ -743,6 +831,7 @@ int main(int argc, char *argv[])
         sum.ack_probes += s->ack_probes;
         sum.bcasts += s->bcasts;
         recoveries += s->recoveries;
+        rec_sum += s->recovery_us;
         if (s->recovery_worst_us > rec_worst)
             rec_worst = s->recovery_worst_us;
         root_pkts += s->pkts_sent;      /* only roots post */
@@ -778,7 +867,8 @@ int main(int argc, char *argv[])
            "subgroup=%d mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu coroot_served=%llu dropped=%llu "
-           "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_worst_us=%llu "
+           "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
+           "recovery_worst_us=%llu root_in_per_bcast=%.2f root_out_per_bcast=%.2f "
            "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu switch_dups=%llu "
            "switch_reordered=%llu bad_bytes=%llu sim_end_s=%.6f wall_s=%.2f result=%s\n",
            opt.nodes, (unsigned long long) opt.size, opt.iters, opt.loss,
@@ -788,13 +878,24 @@ int main(int argc, char *argv[])
                                     opt.nodes), mode_name[opt.mode], opt.skew * 1e6, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, served, sum.dropped, sum.duplicates,
-           sum.ack_probes, recoveries, rec_worst, root_pkts,
+           sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
+           rec_worst, (double) g.node[0].handled / opt.iters, (double) g.node[0].sent / opt.iters,
+           root_pkts,
            (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops,
            (unsigned long long) g.sw_dups, (unsigned long long) g.sw_reordered, bad,
            simgrid_get_clock(), elapsed(&t0), fail ? "FAIL" : "ok");
     for (int i = 0; i < opt.nodes; i++) {
         free(g.node[i].buf);
         free(g.node[i].sq);
+        for (size_t j = 0; j < g.node[i].in_n; j++) {
+            msg_t *m = g.node[i].inbox[(g.node[i].in_head + j) % g.node[i].in_cap];
+            if (m->kind == MSG_MCAST)
+                msg_unref(m);
+            else
+                free(m);
+        }
+        free(g.node[i].inbox);
+        sg_sem_destroy(g.node[i].wake);
     }
     free(g.node);
     free(g.mb);
