@@ -807,7 +807,7 @@ int main(int argc, char *argv[])
     ibmc_mcast_stats_t sum;
     memset(&sum, 0, sizeof(sum));
     unsigned long long root_pkts = 0, served = 0, bad = 0, recoveries = 0, rec_worst = 0,
-        rec_sum = 0;
+        rec_sum = 0, msgs = 0;
     for (int i = 0; i < opt.nodes; i++) {
         const node_t *n = &g.node[i];
         const ibmc_mcast_stats_t *s = &n->st;
@@ -832,6 +832,7 @@ int main(int argc, char *argv[])
         sum.bcasts += s->bcasts;
         recoveries += s->recoveries;
         rec_sum += s->recovery_us;
+        msgs += n->handled + n->sent;
         if (s->recovery_worst_us > rec_worst)
             rec_worst = s->recovery_worst_us;
         root_pkts += s->pkts_sent;      /* only roots post */
@@ -868,7 +869,7 @@ int main(int argc, char *argv[])
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu coroot_served=%llu dropped=%llu "
            "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
-           "recovery_worst_us=%llu root_in_per_bcast=%.2f root_out_per_bcast=%.2f "
+           "recovery_worst_us=%llu root_in_per_bcast=%.2f root_out_per_bcast=%.2f msgs=%llu "
            "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu switch_dups=%llu "
            "switch_reordered=%llu bad_bytes=%llu sim_end_s=%.6f wall_s=%.2f result=%s\n",
            opt.nodes, (unsigned long long) opt.size, opt.iters, opt.loss,
@@ -880,6 +881,7 @@ int main(int argc, char *argv[])
            sum.acks_sent, sum.relays, sum.coroot_acks, served, sum.dropped, sum.duplicates,
            sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
            rec_worst, (double) g.node[0].handled / opt.iters, (double) g.node[0].sent / opt.iters,
+           msgs,
            root_pkts,
            (unsigned long long) g.sw_copies, (unsigned long long) g.sw_drops,
            (unsigned long long) g.sw_dups, (unsigned long long) g.sw_reordered, bad,
