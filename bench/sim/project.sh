@@ -1,0 +1,222 @@
+#!/bin/bash
+# Projection of ibmc_mcast to 8..8192 nodes on an HDR-class fabric, against
+# SMPI's ports of MPICH's MPI_Bcast algorithms on the same SimGrid platform.
+# Only what validate.sh reproduced is projected: small-message latency (1 B
+# and 1 KiB, inside the validated 1..1836 B), plus the counts that do not
+# depend on the CPU-cost assumption's accuracy (the root's messages per
+# broadcast, NAKs, recoveries).  Throughput and skew failed validation and
+# are not projected.  Every figure this prints is SIMULATED.
+#
+#   ./project.sh [OUTDIR]          writes OUTDIR/projection.md and .tsv
+#   REPORT_ONLY=1 ./project.sh ... the same from OUTDIR's finished run, no runs
+#   ./project.sh --doc FILE OUTDIR also replaces the generated region of FILE
+#                                  (between <!-- sim-projection:begin/end -->),
+#                                  draws doc/img/sim_projection.png and writes
+#                                  src/mpi/coll/ibmc/ibmc-sim-tuning.json
+#                                  (tuning.py; needs MPICH's source, ./autogen.sh)
+#
+# Environment (defaults): NODES="2 4 8 64 256 1024 4096 8192", SIZES="1 1024",
+# ITERS=20, SMPI_MAX=1024 (largest N run under SMPI: 8192 ranks took 671 s
+# for 20 broadcasts on the 2-core machine), LR_MAX=256 (the same for
+# scatter_LR_allgather), LOSS_N=1024, LOSS_ITERS=200,
+# CPU_US=0.2, ONEWAY_US=1.0, BW=25e9, QUICK=1 (NODES="2 4 8 64 256 1024",
+# ITERS=10, LOSS_ITERS=100).
+set -u
+doc=
+if [ "${1:-}" = --doc ]; then doc=$(readlink -f "$2"); shift 2; fi
+OUT=${1:-/tmp/ibmc_projection}
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "$0")" || exit 1
+if [ "${QUICK:-0}" = 1 ]; then
+    NODES=${NODES:-"2 4 8 64 256 1024"} ITERS=${ITERS:-10} LOSS_ITERS=${LOSS_ITERS:-100}
+fi
+NODES=${NODES:-"2 4 8 64 256 1024 4096 8192"}
+SIZES=${SIZES:-"1 1024"}
+ITERS=${ITERS:-20}
+SMPI_MAX=${SMPI_MAX:-1024}
+LR_MAX=${LR_MAX:-256}
+LOSS_N=${LOSS_N:-1024}
+LOSS_ITERS=${LOSS_ITERS:-200}
+LOSSES=${LOSSES:-"0 0.0001 0.001 0.01"}
+# HDR-class figures (README, "Projection"): 200 Gb/s per port; one-way MPI
+# latency across one switch ONEWAY_US; CPU_US per message sent or handled,
+# the same for both simulators.  Link latency: ONEWAY = os + 2 link + or.
+BW=${BW:-25e9}
+CPU_US=${CPU_US:-0.2}
+ONEWAY_US=${ONEWAY_US:-1.0}
+LINK_S=$(awk -v l="$ONEWAY_US" -v c="$CPU_US" 'BEGIN { printf "%.6g", (l - 2 * c) / 2 * 1e-6 }')
+CPU_S=$(awk -v c="$CPU_US" 'BEGIN { printf "%.6g", c * 1e-6 }')
+MTU=4096
+
+make -j1 ibmc_sim smpi_bcast >/dev/null || { echo "FAIL: build" >&2; exit 1; }
+TMP=$(mktemp -d /tmp/ibmc_project.XXXXXX) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+SMPI_CFG="--cfg=network/model:CM02 --cfg=network/crosstraffic:0
+ --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1e9 --cfg=smpi/wtime:0
+ --cfg=smpi/async-small-thresh:65536 --cfg=smpi/send-is-detached-thresh:65536
+ --cfg=smpi/os:0:$CPU_S:0 --cfg=smpi/or:0:$CPU_S:0 --cfg=smpi/ois:0:$CPU_S:0
+ --log=root.thresh:error --log=smpi_config.thresh:error --log=smpi_coll.thresh:error
+ --log=xbt_cfg.thresh:error"
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+ok() { case "$1" in *result=ok*) return 0 ;; *) echo "FAIL: $2: $1" >&2; return 1 ;; esac; }
+platform() { # N: writes $TMP/p$N.xml and $TMP/h$N once
+    [ -f "$TMP/p$1.xml" ] && return 0
+    ./ibmc_sim --nodes "$1" --bw "$BW" --lat "$LINK_S" --platform-out "$TMP/p$1.xml" --platform-only ||
+        return 1
+    i=0; : >"$TMP/h$1"
+    while [ $i -lt "$1" ]; do echo "n$i" >>"$TMP/h$1"; i=$((i + 1)); done
+}
+sim() { # N ARGS...
+    n=$1; shift
+    ./ibmc_sim --nodes "$n" --bw "$BW" --lat "$LINK_S" --cpu-per-pkt "$CPU_US" --mtu $MTU "$@" 2>&1 |
+        grep '^SIMULATED'
+}
+smpi() { # N ALGO SIZE K
+    # shellcheck disable=SC2086
+    smpirun -np "$1" -platform "$TMP/p$1.xml" -hostfile "$TMP/h$1" ./smpi_bcast latency "$3" "$4" \
+        $SMPI_CFG --cfg=smpi/bcast:"$2" 2>&1 | grep '^SIMULATED smpi_bcast'
+}
+
+tsv=$OUT/projection.tsv
+fail=0
+if [ "${REPORT_ONLY:-0}" != 1 ]; then
+printf 'what\tnodes\tsize\tvariant\tmean_lat_us\troot_in\troot_out\tnaks\trecoveries\trecovery_mean_us\trecovery_worst_us\twall_s\n' >"$tsv"
+t0=$(date +%s)
+for n in $NODES; do
+    platform "$n" || { echo "FAIL: platform $n" >&2; exit 1; }
+    for s in $SIZES; do
+        for v in coroots nocoroots; do
+            sg=0; [ $v = nocoroots ] && sg=$n
+            l=$(sim "$n" --size "$s" --iters "$ITERS" --subgroup "$sg")
+            ok "$l" "ibmc_sim $n $s $v" || { fail=1; continue; }
+            printf 'lat\t%s\t%s\tibmc_mcast:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$s" $v \
+                "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
+                "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" \
+                "$(field "$l" recoveries)" "$(field "$l" recovery_mean_us)" \
+                "$(field "$l" recovery_worst_us)" "$(field "$l" wall_s)" >>"$tsv"
+        done
+        [ "$n" -le "$SMPI_MAX" ] || continue
+        for a in binomial_tree scatter_rdb_allgather scatter_LR_allgather mpich; do
+            # a ring of N-1 steps per broadcast: minutes of wall-clock at
+            # 1024 ranks, for an algorithm made for large messages
+            [ $a = scatter_LR_allgather ] && [ "$n" -gt "$LR_MAX" ] && continue
+            w0=$(date +%s.%N)
+            l=$(smpi "$n" $a "$s" "$ITERS")
+            ok "$l" "smpi $n $s $a" || { fail=1; continue; }
+            w=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+            printf 'lat\t%s\t%s\tsmpi:%s\t%s\t\t\t\t\t\t\t%s\n' "$n" "$s" $a "$(field "$l" mean_lat_us)" \
+                "$w" >>"$tsv"
+        done
+    done
+    echo "project: $n nodes done ($(($(date +%s) - t0)) s)" >&2
+done
+for p in $LOSSES; do
+  for nt in 200 20; do
+    l=$(sim "$LOSS_N" --size 1 --iters "$LOSS_ITERS" --loss "$p" --nak-timeout-us $nt)
+    ok "$l" "ibmc_sim loss $p" || { fail=1; continue; }
+    printf 'loss\t%s\t1\tloss=%s nak_timeout_us=%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$LOSS_N" "$p" $nt \
+        "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
+        "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" "$(field "$l" recoveries)" \
+        "$(field "$l" recovery_mean_us)" "$(field "$l" recovery_worst_us)" "$(field "$l" wall_s)" >>"$tsv"
+  done
+done
+echo "project: loss sweep done ($(($(date +%s) - t0)) s)" >&2
+echo "$(date -u '+%Y-%m-%d %H:%M UTC') $(($(date +%s) - t0))" >"$OUT/run.txt"
+fi
+read -r run_day run_time run_tz run_s <"$OUT/run.txt" || { echo "FAIL: no run in $OUT" >&2; exit 1; }
+
+md=$OUT/projection.md
+{
+    echo "Generated by \`bench/sim/project.sh\` on $run_day $run_time $run_tz in $run_s s"
+    echo "of wall-clock time. **Every figure is SIMULATED** (SimGrid 3.32; ibmc_sim runs the"
+    echo "real engine, SMPI runs MPICH's algorithms on the same platform file). Parameters:"
+    echo "star of N hosts, ${BW} B/s per link and direction, one-way MPI latency ${ONEWAY_US} us"
+    echo "(link latency $(awk -v l="$LINK_S" 'BEGIN { printf "%.3g", l * 1e6 }') us), ${CPU_US} us of CPU per message sent or handled, MTU $MTU;"
+    echo "$ITERS broadcasts per point, root 0, an ideal barrier between broadcasts."
+    echo
+    echo "Small-message MPI_Bcast latency, us (root's start to the last member done):"
+    echo
+    awk -F'\t' -v sizes="$SIZES" '
+        $1 == "lat" { v[$2 "," $3 "," $4] = $5; nodes[$2] = 1 }
+        END {
+            ns = split(sizes, S, " ")
+            printf "| nodes |"
+            for (i = 1; i <= ns; i++)
+                printf " %s B: mcast (co-roots) | mcast (none) | binomial | scatter_rdb_allgather | scatter_LR_allgather | mpich | binomial / mcast |", S[i]
+            printf "\n|---:|"
+            for (i = 1; i <= ns; i++) printf "---:|---:|---:|---:|---:|---:|---:|"
+            printf "\n"
+            n = 0; for (k in nodes) L[++n] = k + 0
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (L[j] < L[i]) { t = L[i]; L[i] = L[j]; L[j] = t }
+            for (i = 1; i <= n; i++) {
+                printf "| %d |", L[i]
+                for (j = 1; j <= ns; j++) {
+                    k = L[i] "," S[j] ","
+                    c = v[k "ibmc_mcast:coroots"]; b = v[k "smpi:binomial_tree"]
+                    printf " %s | %s | %s | %s | %s | %s | %s |", c, v[k "ibmc_mcast:nocoroots"], (b == "" ? "-" : b),
+                        (v[k "smpi:scatter_rdb_allgather"] == "" ? "-" : v[k "smpi:scatter_rdb_allgather"]),
+                        (v[k "smpi:scatter_LR_allgather"] == "" ? "-" : v[k "smpi:scatter_LR_allgather"]),
+                        (v[k "smpi:mpich"] == "" ? "-" : v[k "smpi:mpich"]),
+                        (b == "" || c == "" ? "-" : sprintf("%.2fx", b / c))
+                }
+                printf "\n"
+            }
+        }' "$tsv"
+    echo
+    echo "The root's load: messages it handles (in) and sends (out) per 1 B broadcast:"
+    echo
+    echo "| nodes | co-roots: in | out | no co-roots: in | out |"
+    echo "|---:|---:|---:|---:|---:|"
+    awk -F'\t' '$1 == "lat" && $3 == 1 && $4 ~ /^ibmc_mcast/ { k = $2; if ($4 ~ /nocoroots/) { ni[k] = $6; no[k] = $7 } else { ci[k] = $6; co[k] = $7 } ; N[k] = 1 }
+        END { n = 0; for (k in N) L[++n] = k + 0
+              for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (L[j] < L[i]) { t = L[i]; L[i] = L[j]; L[j] = t }
+              for (i = 1; i <= n; i++) printf "| %d | %s | %s | %s | %s |\n", L[i], ci[L[i]], co[L[i]], ni[L[i]], no[L[i]] }' "$tsv"
+    echo
+    echo "Loss at $LOSS_N nodes, 1 B x $LOSS_ITERS (each copy to each receiver lost independently;"
+    echo "recovery: from a receiver's first NAK to its message complete; the NAK timeout starts at"
+    echo "MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT, 200 us by default or 20 us, and learns from answered NAKs):"
+    echo
+    echo "| loss | first NAK timeout us | mean latency us | NAKs | recoveries | mean recovery us | worst recovery us | wall s |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    awk -F'\t' '$1 == "loss" { split($4, f, " "); sub("loss=", "", f[1]); sub("nak_timeout_us=", "", f[2])
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], $5, $8, $9, $10, $11, $12 }' "$tsv"
+    echo
+    echo "Wall-clock per run (s): ibmc_sim $(awk -F'\t' '$1 == "lat" && $4 ~ /^ibmc/ && $12 > m { m = $12 } END { print m }' "$tsv") at most; SMPI $(awk -F'\t' '$1 == "lat" && $4 ~ /^smpi/ && $12 > m { m = $12 } END { print m }' "$tsv") at most."
+} >"$md"
+cat "$md"
+if [ -n "$doc" ]; then
+    # the figure (python3-matplotlib) and the selection file, next to the doc
+    top=$(cd ../.. && pwd)
+    py=
+    for p in python3 /usr/bin/python3; do
+        "$p" -c 'import matplotlib' 2>/dev/null && { py=$p; break; }
+    done
+    if [ -n "$py" ]; then
+        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_projection.png" || fail=1
+    else
+        echo "project: no matplotlib (python3-matplotlib): no figure" >&2
+    fi
+    generic=${MPICH_GENERIC_JSON:-$top/mpich/maint/tuning/coll/mpir/generic.json}
+    if [ -f "$generic" ]; then
+        python3 tuning.py "$tsv" "$generic" "$top/src/mpi/coll/ibmc/ibmc-sim-tuning.json" || fail=1
+    else
+        echo "project: $generic not found (run ./autogen.sh first): no selection file" >&2
+    fi
+    python3 - "$doc" "$md" <<'EOF' || fail=1
+import sys
+doc, md = sys.argv[1], sys.argv[2]
+text = open(doc).read()
+b, e = "<!-- sim-projection:begin -->", "<!-- sim-projection:end -->"
+body = open(md).read()
+region = b + "\n<!-- generated by bench/sim/project.sh --doc; rerun it, do not edit this region -->\n" + body + e
+if b in text and e in text:
+    text = text[:text.index(b)] + region + text[text.index(e) + len(e):]
+else:
+    text = text.rstrip("\n") + "\n\n## Projection to 8-8192 nodes (SIMULATED)\n\n" + region + "\n"
+open(doc, "w").write(text)
+print("project: updated", doc, file=sys.stderr)
+EOF
+fi
+exit $fail
