@@ -7,13 +7,20 @@
 # times, so the VM's scheduling does not blur them (doc/benchmarks.md).
 #
 #   [IBMC_PREFIX=...] [LAYOUTS="2:2 4:4 8:8 8:4"] [SIZES="1 1024 16384 65536"]
-#   [ALGS="ibmc_mcast binomial"] [ITERS=200] [SYSCALLS=0|1] bench/bcast-counts.sh
+#   [ALGS="ibmc_mcast binomial"] [ITERS=200] [SYSCALLS=0|1] [CALLGRIND=0|1]
+#   bench/bcast-counts.sh
 #
 # LAYOUTS are RANKS:NODES (pretend nodes, MPIR_CVAR_NUM_CLIQUES).  Each run
 # is bench/ibmc_bcast_counts.c: ITERS back-to-back broadcasts from rank 0,
 # every byte checked.  SYSCALLS=1 also counts system calls per broadcast
 # with `strace -f -c` of the job at ITERS and 3 x ITERS broadcasts (the
 # difference over 2 x ITERS, so start-up drops out), all ranks together.
+# CALLGRIND=1 also counts instructions per broadcast, root and receivers
+# apart: every rank under callgrind, the receivers entering late (every
+# packet already queued, no timer running; ibmc_bcast_counts.c "late"),
+# only the measured MPI_Bcast calls collected, K of them with K * fragments
+# <= 32 (half the default window, so the root never waits for an ACK; at
+# most CG_ITERS=8, fragments of CG_PAYLOAD=4048 bytes: IBMC_VM_MTU=4200).
 # Extra MPIR_CVAR_* settings in the environment reach every rank (for
 # instance MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT); IBMC_VM_MTU=4200 gives the VM
 # RoCE MTU 4096.  On a host without an RDMA device it runs inside the
@@ -37,6 +44,8 @@ if [[ -z ${IBMC_BENCH_INNER:-} ]]; then
     ALGS=${ALGS:-ibmc_mcast binomial}
     ITERS=${ITERS:-200}
     SYSCALLS=${SYSCALLS:-0}
+    CALLGRIND=${CALLGRIND:-0}
+    ((CALLGRIND)) && ! command -v valgrind >/dev/null && die "valgrind is not installed (apt-get install valgrind)"
     [[ $ITERS =~ ^[1-9][0-9]*$ ]] || die "ITERS must be a positive integer (got '$ITERS')"
     for l in $LAYOUTS; do
         [[ $l =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || die "LAYOUTS are RANKS:NODES (got '$l')"
@@ -51,7 +60,8 @@ if [[ -z ${IBMC_BENCH_INNER:-} ]]; then
     "$IBMC_PREFIX/bin/mpicc" -std=c11 -O2 -Wall -o "$raw/counts" "$here/ibmc_bcast_counts.c" ||
         die "cannot build the benchmark with $IBMC_PREFIX/bin/mpicc"
     inner=(env IBMC_BENCH_INNER=1 IBMC_PREFIX="$IBMC_PREFIX" LAYOUTS="$LAYOUTS" SIZES="$SIZES"
-           ALGS="$ALGS" ITERS="$ITERS" SYSCALLS="$SYSCALLS" IBMC_BENCH_RAW="$raw" bash "$self")
+           ALGS="$ALGS" ITERS="$ITERS" SYSCALLS="$SYSCALLS" CALLGRIND="$CALLGRIND"
+           CG_ITERS="${CG_ITERS:-8}" CG_PAYLOAD="${CG_PAYLOAD:-4048}" IBMC_BENCH_RAW="$raw" bash "$self")
     if compgen -G '/sys/class/infiniband/*' >/dev/null; then
         "${inner[@]}"
     else
@@ -80,6 +90,22 @@ hdr="| ranks:nodes | bytes | algorithm | side |"
 sep="|---|---:|---|---|"
 for h in "${heads[@]}"; do hdr="$hdr $h |"; sep="$sep---:|"; done
 ((SYSCALLS)) && { hdr="$hdr syscalls (all ranks) |"; sep="$sep---:|"; }
+((CALLGRIND)) && { hdr="$hdr instructions (late receivers) |"; sep="$sep---:|"; }
+# instructions per broadcast from callgrind files base.cg.RANK: root (rank 0)
+# or the receivers' mean, over K broadcasts
+cg_side() { # base side k
+    local f n=0 sum=0 v
+    for f in "$1".cg.*; do
+        [[ -f $f ]] || continue
+        v=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f" | head -1)
+        [[ -n $v ]] || v=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f" | head -1)
+        [[ -n $v ]] || continue
+        if [[ $2 = root ]]; then [[ $f = "$1.cg.0" ]] || continue
+        else [[ $f = "$1.cg.0" ]] && continue; fi
+        sum=$((sum + v)) n=$((n + 1))
+    done
+    ((n)) && awk -v s="$sum" -v n="$n" -v k="$3" 'BEGIN { printf "%.0f", s / n / k }' || echo n/a
+}
 echo "# work per broadcast: counter changes over $ITERS back-to-back broadcasts from rank 0, divided by $ITERS"
 echo "# (root: rank 0; recv: mean of the other ranks; one closing barrier included)"
 echo
@@ -108,6 +134,18 @@ for layout in $LAYOUTS; do
                         "$base.strace1" "$base.strace3")
                 [[ -n $sc ]] || sc="n/a"
             fi
+            cgk=
+            if ((CALLGRIND)); then
+                frags=$(( (size + CG_PAYLOAD - 1) / CG_PAYLOAD )); ((frags)) || frags=1
+                cgk=$((32 / frags)); ((cgk > CG_ITERS)) && cgk=$CG_ITERS; ((cgk)) || cgk=1
+                rm -f "$base".cg.*
+                env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \
+                    timeout -k 10 1200 "$IBMC_PREFIX/bin/mpiexec" -n "$np" \
+                    valgrind --tool=callgrind --collect-atstart=no \
+                    --callgrind-out-file="$base.cg.%q{PMI_RANK}" "$raw/counts" "$size" "$cgk" late \
+                    >"$base.cg.out" 2>&1 && grep -q '^bcast-counts: ok' "$base.cg.out" ||
+                    { msg "FAIL: callgrind $layout $size B $alg (see $base.cg.out)"; fails=$((fails + 1)); }
+            fi
             for side in root recv; do
                 row="| $layout | $size | $alg | $side |"
                 for c in "${cols[@]}"; do
@@ -115,6 +153,7 @@ for layout in $LAYOUTS; do
                     row="$row ${v:-n/a} |"
                 done
                 ((SYSCALLS)) && row="$row ${sc} |"
+                ((CALLGRIND)) && row="$row $(cg_side "$base" $side "$cgk") (K=$cgk) |"
                 echo "$row"
             done
         done
