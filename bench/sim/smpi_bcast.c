@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <mpi.h>
 #include <smpi/smpi.h>
+#include "smpi_args.h"
 
 static unsigned char byte_of(int k, size_t i)
 {
@@ -62,13 +63,7 @@ int main(int argc, char *argv[])
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    /* positional arguments only: smpirun may leave its --cfg=... / --log=...
-     * options in argv */
-    int n = 1;
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], "--", 2))
-            argv[n++] = argv[i];
-    argc = n;
+    argc = smpi_positional_args(argc, argv);
     if (argc < 4) {
         if (!rank)
             fprintf(stderr, "usage: smpi_bcast latency|rate|skew SIZE K [SETTLE_US|SKEW_US [SEED]]\n");
