@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-# bench/sim/plot_projection.py: the figure of bench/sim/project.sh's run,
-# small-message MPI_Bcast latency against the number of nodes (SIMULATED).
+# bench/sim/plot_projection.py: the figure of a projection run, latency
+# against the number of nodes (SIMULATED): small-message MPI_Bcast from
+# bench/sim/project.sh, or MPI_Allgather from bench/sim/project-allgather.sh
+# (rows whose `what` is "ag").
 #
 #   python3 bench/sim/plot_projection.py PROJECTION.tsv OUT.png
 #
@@ -13,12 +15,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-LABELS = [
+BCAST = [
     ("ibmc_mcast:coroots", "ibmc_mcast (co-roots, default)", "-o"),
     ("ibmc_mcast:nocoroots", "ibmc_mcast (no co-roots)", "--o"),
     ("smpi:binomial_tree", "SMPI binomial_tree", "-s"),
     ("smpi:mpich", "SMPI mpich selector", ":s"),
     ("smpi:scatter_rdb_allgather", "SMPI scatter_rdb_allgather", "-.^"),
+]
+ALLGATHER = [
+    ("ibmc_node_rd:overlap", "ibmc_node_rd", "-o"),
+    ("ibmc_node_rd:no_overlap", "ibmc_node_rd (copies at the end)", "--o"),
+    ("smpi:rdb", "SMPI rdb", "-s"),
+    ("smpi:bruck", "SMPI bruck", "-.^"),
+    ("smpi:ring", "SMPI ring", ":v"),
+    ("smpi:mpich", "SMPI mpich selector", ":s"),
 ]
 
 
@@ -26,11 +36,13 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot_projection.py PROJECTION.tsv OUT.png")
     rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t")
-            if r["what"] == "lat" and r["mean_lat_us"]]
+            if r["what"] in ("lat", "ag") and r["mean_lat_us"]]
+    ag = any(r["what"] == "ag" for r in rows)
+    labels, op = (ALLGATHER, "MPI_Allgather") if ag else (BCAST, "MPI_Bcast")
     sizes = sorted({int(r["size"]) for r in rows})
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
     for ax, size in zip(axes[0], sizes):
-        for key, label, style in LABELS:
+        for key, label, style in labels:
             pts = sorted((int(r["nodes"]), float(r["mean_lat_us"])) for r in rows
                          if int(r["size"]) == size and r["variant"] == key)
             if pts:
@@ -38,8 +50,9 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("nodes")
-        ax.set_ylabel("MPI_Bcast latency, us (SIMULATED)")
-        ax.set_title("%d B, HDR-class star (SimGrid)" % size)
+        ax.set_ylabel("%s latency, us (SIMULATED)" % op)
+        ax.set_title("%d B%s, HDR-class star (SimGrid)"
+                     % (size, " per rank, %s per node" % rows[0]["ppn"] if ag else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
