@@ -4,12 +4,19 @@
 # stand-in for MPICH's default file, the output must pick ibmc_mcast for
 # MPI_Bcast of at most the projected size on communicators of 4 or more,
 # keep MPICH's bcast subtree for everything else, and leave every other
-# collective as it was.  A projection where ibmc_mcast never wins must
-# write no file.  Then the committed src/mpi/coll/ibmc/ibmc-sim-tuning.json
-# must be MPICH's default with only the intra-communicator bcast subtree
-# changed: MPICH's file comes from ../../mpich (after ./autogen.sh), else
-# from the verified MPICH tarball (maint/mpich-source.sh, which fetches it
-# when it is not cached).
+# collective as it was.  With an Allgather projection of 4 processes a
+# node where ibmc_node_rd wins from 8 nodes up at 8 B only, it must also
+# pick ibmc_node_rd for MPI_Allgather on communicators of 32 or more, up to
+# 8 B x the low end of each doubling of the communicator's size in all
+# (MPICH sizes an allgather only by total_msg_size).  A projection where
+# ibmc_mcast never wins
+# must write no file.  Then the committed src/mpi/coll/ibmc/ibmc-sim-tuning.json
+# must be MPICH's default with only the intra-communicator bcast and
+# allgather subtrees changed, and may ask for avg_msg_size only under the
+# collectives MPICH's csel.c defines it for (get_avg_msgsize; any other
+# fails an assertion in MPICH at the first call): MPICH's files come from
+# ../../mpich (after ./autogen.sh), else from the verified MPICH tarball
+# (maint/mpich-source.sh, which fetches it when it is not cached).
 cd "$(dirname "$0")" || exit 1
 TMP=$(mktemp -d /tmp/ibmc_check_tuning.XXXXXX) || exit 1
 trap 'rm -rf "$TMP"' EXIT
@@ -21,16 +28,38 @@ printf '%s\n' "$hdr" \
     "lat	2	1024	ibmc_mcast:coroots	1.10" "lat	2	1024	smpi:binomial_tree	1.04" \
     "lat	4	1024	ibmc_mcast:coroots	1.14" "lat	4	1024	smpi:binomial_tree	2.08" \
     "lat	8	1024	ibmc_mcast:coroots	1.18" "lat	8	1024	smpi:binomial_tree	3.12" >"$TMP/win.tsv"
+hdr='what	nodes	ppn	size	variant	mean_lat_us'
+printf '%s\n' "$hdr" \
+    "ag	2	4	8	ibmc_node_rd:overlap	1.0" "ag	2	4	8	smpi:mpich	1.1" \
+    "ag	8	4	8	ibmc_node_rd:overlap	2.0" "ag	8	4	8	smpi:mpich	4.0" \
+    "ag	64	4	8	ibmc_node_rd:overlap	3.0" "ag	64	4	8	smpi:mpich	7.0" \
+    "ag	8	4	1024	ibmc_node_rd:overlap	5.0" "ag	8	4	1024	smpi:mpich	5.5" \
+    "ag	64	4	1024	ibmc_node_rd:overlap	9.0" "ag	64	4	1024	smpi:mpich	9.5" >"$TMP/ag.tsv"
 cat >"$TMP/generic.json" <<'JSON'
 {"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_binomial": {}}},
                       "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
+ "collective=allgather": {"comm_type=intra": {"algorithm=MPIR_Allgather_intra_ring": {}},
+                          "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}},
  "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_dissemination": {}}}}
 JSON
-python3 tuning.py "$TMP/win.tsv" "$TMP/generic.json" "$TMP/out.json" 2>/dev/null ||
-    { echo "FAIL: tuning.py failed on a winning projection"; exit 1; }
+python3 tuning.py "$TMP/win.tsv" "$TMP/generic.json" "$TMP/out.json" --allgather "$TMP/ag.tsv" \
+    2>/dev/null || { echo "FAIL: tuning.py failed on a winning projection"; exit 1; }
 python3 - "$TMP/out.json" "$TMP/generic.json" <<'PY' || exit 1
 import json, sys
 out, gen = (json.load(open(p)) for p in sys.argv[1:])
+ag = gen["collective=allgather"]["comm_type=intra"]
+pick = {"algorithm=MPIR_Allgather_intra_ibmc_node_rd": {}}
+want = {"comm_size<32": ag}
+lo = 32
+while 8 * lo * 4 <= 2**31 - 1:
+    want["comm_size<%d" % (2 * lo)] = {"total_msg_size<=%d" % (8 * lo): pick, "total_msg_size=any": ag}
+    lo *= 2
+want["comm_size=any"] = {"total_msg_size<=%d" % (8 * lo): pick, "total_msg_size=any": ag}
+if out["collective=allgather"]["comm_type=intra"] != want:
+    sys.exit("FAIL: allgather intra subtree: %s" % json.dumps(out["collective=allgather"]["comm_type=intra"]))
+if out["collective=allgather"]["comm_type=inter"] != gen["collective=allgather"]["comm_type=inter"]:
+    sys.exit("FAIL: allgather inter subtree changed")
+del out["collective=allgather"], gen["collective=allgather"]
 stock = gen["collective=bcast"]["comm_type=intra"]
 want = {"comm_size<4": stock,
         "comm_size=any": {"avg_msg_size<=1024": {"algorithm=MPIR_Bcast_intra_ibmc_mcast": {}},
@@ -51,23 +80,48 @@ if python3 tuning.py "$TMP/lose.tsv" "$TMP/generic.json" "$TMP/none.json" 2>/dev
     echo "FAIL: tuning.py wrote a file where ibmc_mcast never wins"; exit 1
 fi
 generic=../../mpich/maint/tuning/coll/mpir/generic.json
+csel=../../mpich/src/mpi/coll/src/csel.c
 committed=../../src/mpi/coll/ibmc/ibmc-sim-tuning.json
-if [ ! -f "$generic" ]; then
+if [ ! -f "$generic" ] || [ ! -f "$csel" ]; then
     # shellcheck source=../../maint/mpich-source.sh
     tarball=$(. ../../maint/mpich-source.sh && ibmc_mpich_tarball) ||
         { echo "FAIL: no MPICH source to compare the selection file with"; exit 1; }
     tar -xJOf "$tarball" --wildcards '*/maint/tuning/coll/mpir/generic.json' >"$TMP/mpich-generic.json" ||
         { echo "FAIL: $tarball has no maint/tuning/coll/mpir/generic.json"; exit 1; }
+    tar -xJOf "$tarball" --wildcards '*/src/mpi/coll/src/csel.c' >"$TMP/csel.c" ||
+        { echo "FAIL: $tarball has no src/mpi/coll/src/csel.c"; exit 1; }
     generic=$TMP/mpich-generic.json
+    csel=$TMP/csel.c
 fi
-python3 - "$committed" "$generic" <<'PY' || exit 1
-import json, sys
-out, gen = (json.load(open(p)) for p in sys.argv[1:])
+python3 - "$committed" "$generic" "$csel" <<'PY' || exit 1
+import json, re, sys
+out, gen = (json.load(open(p)) for p in sys.argv[1:3])
+# the collectives MPICH can size by avg_msg_size: the cases of get_avg_msgsize
+src = open(sys.argv[3]).read()
+body = src[src.index("get_avg_msgsize(MPIR_Csel_coll_sig_s"):]
+body = body[:body.index("\n}\n")]
+avg_ok = {c.lower() for c in re.findall(r"case MPIR_CSEL_COLL_TYPE__(\w+):", body)}
+if "bcast" not in avg_ok:
+    sys.exit("FAIL: could not read get_avg_msgsize's collectives from %s" % sys.argv[3])
+def keys(t):
+    for k, v in t.items():
+        yield k
+        if isinstance(v, dict):
+            yield from keys(v)
+for coll, tree in out.items():
+    name = coll.split("=", 1)[1]
+    if name not in avg_ok and any(k.startswith("avg_msg_size") for k in keys(tree)):
+        sys.exit("FAIL: %s sizes %s by avg_msg_size, which MPICH's csel.c does not define for it"
+                 % (sys.argv[1], name))
 intra = out["collective=bcast"].pop("comm_type=intra")
 gen["collective=bcast"].pop("comm_type=intra")
+out["collective=allgather"].pop("comm_type=intra")
+gen["collective=allgather"].pop("comm_type=intra")
 if out != gen:
-    sys.exit("FAIL: %s differs from MPICH's default beyond the bcast intra subtree" % sys.argv[1])
+    sys.exit("FAIL: %s differs from MPICH's default beyond the bcast and allgather intra subtrees"
+             % sys.argv[1])
 if "algorithm=MPIR_Bcast_intra_ibmc_mcast" not in json.dumps(intra):
     sys.exit("FAIL: %s does not pick ibmc_mcast" % sys.argv[1])
 PY
-echo "ok: tuning.py picks ibmc_mcast where it wins and nothing else; the committed file is MPICH's default plus that"
+echo "ok: tuning.py picks ibmc_mcast and ibmc_node_rd where they win and nothing else;" \
+    "the committed file is MPICH's default plus that"

@@ -13,7 +13,9 @@
 #                                  (between <!-- sim-projection:begin/end -->),
 #                                  draws doc/img/sim_projection.png and writes
 #                                  src/mpi/coll/ibmc/ibmc-sim-tuning.json
-#                                  (tuning.py; needs MPICH's source, ./autogen.sh)
+#                                  (tuning.py; needs MPICH's source, ./autogen.sh;
+#                                  with OUTDIR/allgather.tsv of project-allgather.sh
+#                                  it also picks MPI_Allgather's algorithm)
 #
 # Environment (defaults): NODES="2 4 8 64 256 1024 4096 8192", SIZES="1 1024",
 # ITERS=20, SMPI_MAX=1024 (largest N run under SMPI: 8192 ranks took 671 s
@@ -22,12 +24,9 @@
 # CPU_US=0.2, ONEWAY_US=1.0, BW=25e9, QUICK=1 (NODES="2 4 8 64 256 1024",
 # ITERS=10, LOSS_ITERS=100).
 set -u
-doc=
-if [ "${1:-}" = --doc ]; then doc=$(readlink -f "$2"); shift 2; fi
-OUT=${1:-/tmp/ibmc_projection}
-mkdir -p "$OUT" || exit 1
-OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")" || exit 1
+# shellcheck source=sim-lib.sh
+. "$(dirname "$0")/sim-lib.sh"
+projection_dirs "$@" || exit 1
 if [ "${QUICK:-0}" = 1 ]; then
     NODES=${NODES:-"2 4 8 64 256 1024"} ITERS=${ITERS:-10} LOSS_ITERS=${LOSS_ITERS:-100}
 fi
@@ -59,8 +58,6 @@ SMPI_CFG="--cfg=network/model:CM02 --cfg=network/crosstraffic:0
  --cfg=smpi/os:0:$CPU_S:0 --cfg=smpi/or:0:$CPU_S:0 --cfg=smpi/ois:0:$CPU_S:0
  --log=root.thresh:error --log=smpi_config.thresh:error --log=smpi_coll.thresh:error
  --log=xbt_cfg.thresh:error"
-field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-ok() { case "$1" in *result=ok*) return 0 ;; *) echo "FAIL: $2: $1" >&2; return 1 ;; esac; }
 platform() { # N: writes $TMP/p$N.xml and $TMP/h$N once
     [ -f "$TMP/p$1.xml" ] && return 0
     ./ibmc_sim --nodes "$1" --bw "$BW" --lat "$LINK_S" --platform-out "$TMP/p$1.xml" --platform-only ||
@@ -90,7 +87,7 @@ for n in $NODES; do
         for v in coroots nocoroots; do
             sg=0; [ $v = nocoroots ] && sg=$n
             l=$(sim "$n" --size "$s" --iters "$ITERS" --subgroup "$sg")
-            ok "$l" "ibmc_sim $n $s $v" || { fail=1; continue; }
+            sim_ok "$l" "ibmc_sim $n $s $v" || { fail=1; continue; }
             printf 'lat\t%s\t%s\tibmc_mcast:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$s" $v \
                 "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
                 "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" \
@@ -104,7 +101,7 @@ for n in $NODES; do
             [ $a = scatter_LR_allgather ] && [ "$n" -gt "$LR_MAX" ] && continue
             w0=$(date +%s.%N)
             l=$(smpi "$n" $a "$s" "$ITERS")
-            ok "$l" "smpi $n $s $a" || { fail=1; continue; }
+            sim_ok "$l" "smpi $n $s $a" || { fail=1; continue; }
             w=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
             printf 'lat\t%s\t%s\tsmpi:%s\t%s\t\t\t\t\t\t\t%s\n' "$n" "$s" $a "$(field "$l" mean_lat_us)" \
                 "$w" >>"$tsv"
@@ -115,7 +112,7 @@ done
 for p in $LOSSES; do
   for nt in 200 20; do
     l=$(sim "$LOSS_N" --size 1 --iters "$LOSS_ITERS" --loss "$p" --nak-timeout-us $nt)
-    ok "$l" "ibmc_sim loss $p" || { fail=1; continue; }
+    sim_ok "$l" "ibmc_sim loss $p" || { fail=1; continue; }
     printf 'loss\t%s\t1\tloss=%s nak_timeout_us=%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$LOSS_N" "$p" $nt \
         "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
         "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" "$(field "$l" recoveries)" \
@@ -138,32 +135,9 @@ md=$OUT/projection.md
     echo
     echo "Small-message MPI_Bcast latency, us (root's start to the last member done):"
     echo
-    awk -F'\t' -v sizes="$SIZES" '
-        $1 == "lat" { v[$2 "," $3 "," $4] = $5; nodes[$2] = 1 }
-        END {
-            ns = split(sizes, S, " ")
-            printf "| nodes |"
-            for (i = 1; i <= ns; i++)
-                printf " %s B: mcast (co-roots) | mcast (none) | binomial | scatter_rdb_allgather | scatter_LR_allgather | mpich | binomial / mcast |", S[i]
-            printf "\n|---:|"
-            for (i = 1; i <= ns; i++) printf "---:|---:|---:|---:|---:|---:|---:|"
-            printf "\n"
-            n = 0; for (k in nodes) L[++n] = k + 0
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (L[j] < L[i]) { t = L[i]; L[i] = L[j]; L[j] = t }
-            for (i = 1; i <= n; i++) {
-                printf "| %d |", L[i]
-                for (j = 1; j <= ns; j++) {
-                    k = L[i] "," S[j] ","
-                    c = v[k "ibmc_mcast:coroots"]; b = v[k "smpi:binomial_tree"]
-                    printf " %s | %s | %s | %s | %s | %s | %s |", c, v[k "ibmc_mcast:nocoroots"], (b == "" ? "-" : b),
-                        (v[k "smpi:scatter_rdb_allgather"] == "" ? "-" : v[k "smpi:scatter_rdb_allgather"]),
-                        (v[k "smpi:scatter_LR_allgather"] == "" ? "-" : v[k "smpi:scatter_LR_allgather"]),
-                        (v[k "smpi:mpich"] == "" ? "-" : v[k "smpi:mpich"]),
-                        (b == "" || c == "" ? "-" : sprintf("%.2fx", b / c))
-                }
-                printf "\n"
-            }
-        }' "$tsv"
+    python3 latency_table.py "$tsv" lat "$SIZES" \
+        "ibmc_mcast:coroots=mcast (co-roots),ibmc_mcast:nocoroots=mcast (none),smpi:binomial_tree=binomial,smpi:scatter_rdb_allgather=scatter_rdb_allgather,smpi:scatter_LR_allgather=scatter_LR_allgather,smpi:mpich=mpich" \
+        "smpi:binomial_tree/ibmc_mcast:coroots=binomial / mcast"
     echo
     echo "The root's load: messages it handles (in) and sends (out) per 1 B broadcast:"
     echo
@@ -189,34 +163,22 @@ cat "$md"
 if [ -n "$doc" ]; then
     # the figure (python3-matplotlib) and the selection file, next to the doc
     top=$(cd ../.. && pwd)
-    py=
-    for p in python3 /usr/bin/python3; do
-        "$p" -c 'import matplotlib' 2>/dev/null && { py=$p; break; }
-    done
-    if [ -n "$py" ]; then
+    if py=$(matplotlib_python); then
         "$py" plot_projection.py "$tsv" "$top/doc/img/sim_projection.png" || fail=1
     else
         echo "project: no matplotlib (python3-matplotlib): no figure" >&2
     fi
     generic=${MPICH_GENERIC_JSON:-$top/mpich/maint/tuning/coll/mpir/generic.json}
     if [ -f "$generic" ]; then
-        python3 tuning.py "$tsv" "$generic" "$top/src/mpi/coll/ibmc/ibmc-sim-tuning.json" || fail=1
+        # with the Allgather projection's table when project-allgather.sh
+        # ran into the same OUTDIR first (maint/bench-all --sim)
+        ag=; [ -f "$OUT/allgather.tsv" ] && ag="--allgather $OUT/allgather.tsv"
+        # shellcheck disable=SC2086
+        python3 tuning.py "$tsv" "$generic" "$top/src/mpi/coll/ibmc/ibmc-sim-tuning.json" $ag || fail=1
     else
         echo "project: $generic not found (run ./autogen.sh first): no selection file" >&2
     fi
-    python3 - "$doc" "$md" <<'EOF' || fail=1
-import sys
-doc, md = sys.argv[1], sys.argv[2]
-text = open(doc).read()
-b, e = "<!-- sim-projection:begin -->", "<!-- sim-projection:end -->"
-body = open(md).read()
-region = b + "\n<!-- generated by bench/sim/project.sh --doc; rerun it, do not edit this region -->\n" + body + e
-if b in text and e in text:
-    text = text[:text.index(b)] + region + text[text.index(e) + len(e):]
-else:
-    text = text.rstrip("\n") + "\n\n## Projection to 8-8192 nodes (SIMULATED)\n\n" + region + "\n"
-open(doc, "w").write(text)
-print("project: updated", doc, file=sys.stderr)
-EOF
+    splice_doc "$doc" "$md" sim-projection "Projection to 8-8192 nodes (SIMULATED)" \
+        bench/sim/project.sh || fail=1
 fi
 exit $fail

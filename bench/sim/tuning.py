@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # bench/sim/tuning.py: an MPICH collective-selection file (the JSON that
 # MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE reads) that picks ibmc_mcast for
-# MPI_Bcast where bench/sim/project.sh's SIMULATED latencies say it wins.
+# MPI_Bcast where bench/sim/project.sh's SIMULATED latencies say it wins,
+# and ibmc_node_rd for MPI_Allgather where bench/sim/project-allgather.sh's
+# do.
 #
-#   python3 bench/sim/tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json
+#   python3 bench/sim/tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json \
+#       [--allgather ALLGATHER.tsv]
 #
 # MPICH_GENERIC_JSON is MPICH's own MPIR-level default,
 # maint/tuning/coll/mpir/generic.json of the MPICH source: a selection file
 # replaces the whole tree, so the output is that file with only the
-# intra-communicator MPI_Bcast subtree changed, and every other collective
-# as MPICH chooses it.
+# intra-communicator MPI_Bcast (and MPI_Allgather) subtrees changed, and
+# every other collective as MPICH chooses it.
 #
 # The rule: a message size S of the projection is won at N nodes when
 # SMPI's binomial tree (what MPICH's default runs for small messages) takes
@@ -24,57 +27,130 @@
 # CH4's node-aware composition (its default for small messages), the
 # communicator of node leaders, whose size is the number of nodes, as in
 # the simulation.
+#
+# Allgather, the same rule against SMPI's port of MPICH's own selection
+# (`mpich`), with ibmc_node_rd copying out while the network works (its
+# default).  MPIR_Allgather sees the whole communicator, so the threshold
+# is the smallest winning node count times the projection's processes per
+# node.  MPICH's selection has no avg_msg_size for MPI_Allgather (its
+# csel.c asserts on it), only total_msg_size, the bytes of all blocks: so
+# the rule goes by communicator sizes doubling from that threshold, and in
+# the sizes [lo, 2 lo) picks ibmc_node_rd up to lo x S bytes in all, which
+# is at least S / 2 and at most S a rank (MPICH reads the values as int:
+# the doubling stops below 2^31 bytes).
 import csv
 import json
 import sys
 
 MARGIN = 1.25
+INT_MAX = 2**31 - 1
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json")
-    tsv, generic, out = sys.argv[1:]
-    lat = {}
+def read(tsv, what):
+    """{(nodes, size, variant): mean latency} of the rows of kind `what`,
+    and the processes per node of those rows (1 when the table has none)."""
+    lat, ppn = {}, 1
     with open(tsv) as f:
         for row in csv.DictReader(f, delimiter="\t"):
-            if row["what"] != "lat" or not row["mean_lat_us"]:
+            if row["what"] != what or not row["mean_lat_us"]:
                 continue
             lat[(int(row["nodes"]), int(row["size"]), row["variant"])] = float(row["mean_lat_us"])
-    wins = {}   # size -> smallest N from which every projected N wins
+            ppn = int(row.get("ppn") or 1)
+    return lat, ppn
+
+
+def wins(lat, ours, theirs):
+    """{size: the smallest node count from which `ours` wins at every
+    projected node count}, over the sizes where it wins anywhere."""
+    won = {}
     for size in sorted({s for (_, s, _) in lat}):
-        ns = sorted({n for (n, s, v) in lat if s == size and v == "smpi:binomial_tree"
-                     and (n, s, "ibmc_mcast:coroots") in lat})
-        ok = [lat[(n, size, "smpi:binomial_tree")] >= MARGIN * lat[(n, size, "ibmc_mcast:coroots")]
-              for n in ns]
+        ns = sorted({n for (n, s, v) in lat if s == size and v == theirs
+                     and (n, s, ours) in lat})
+        ok = [lat[(n, size, theirs)] >= MARGIN * lat[(n, size, ours)] for n in ns]
         first = None
         for i in range(len(ns) - 1, -1, -1):
             if not ok[i]:
                 break
             first = ns[i]
         if first is not None:
-            wins[size] = first
-    if not wins:
-        sys.exit("tuning.py: ibmc_mcast wins at no projected point; no file written")
-    size = max(wins)
-    nmin = max(wins[s] for s in wins if s <= size)
-    with open(generic) as f:
-        tree = json.load(f)
-    stock = tree["collective=bcast"]["comm_type=intra"]
-    tree["collective=bcast"]["comm_type=intra"] = {
+            won[size] = first
+    return won
+
+
+def rule(stock, won, scale, algorithm):
+    """The subtree: `algorithm` up to the largest winning size from the
+    node count every smaller size wins at (times `scale` ranks a node),
+    `stock` elsewhere; and the size and communicator size it uses."""
+    size = max(won)
+    nmin = max(won[s] for s in won if s <= size) * scale
+    return {
         "comm_size<%d" % nmin: stock,
         "comm_size=any": {
-            "avg_msg_size<=%d" % size: {"algorithm=MPIR_Bcast_intra_ibmc_mcast": {}},
+            "avg_msg_size<=%d" % size: {"algorithm=%s" % algorithm: {}},
             "avg_msg_size=any": stock,
         },
+    }, size, nmin
+
+
+def rule_by_total(stock, won, scale, algorithm):
+    """As rule(), for a collective MPICH sizes only by total_msg_size."""
+    size = max(won)
+    lo = max(won[s] for s in won if s <= size) * scale
+    nmin = lo
+    buckets = {}
+    while size * lo * 4 <= INT_MAX:
+        buckets["comm_size<%d" % (2 * lo)] = {
+            "total_msg_size<=%d" % (size * lo): {"algorithm=%s" % algorithm: {}},
+            "total_msg_size=any": stock,
+        }
+        lo *= 2
+    buckets["comm_size=any"] = {
+        "total_msg_size<=%d" % (size * lo): {"algorithm=%s" % algorithm: {}},
+        "total_msg_size=any": stock,
     }
+    return dict([("comm_size<%d" % nmin, stock)] + list(buckets.items())), size, nmin
+
+
+def say(what, op, size, nmin, won):
+    print("tuning.py: %s for %s of at most %d B on communicators of %d or more "
+          "(SIMULATED wins: %s)" % (what, op, size, nmin, ", ".join(
+              "%d B from %d nodes" % (s, n) for s, n in sorted(won.items()))), file=sys.stderr)
+
+
+def main():
+    args = sys.argv[1:]
+    agtsv = None
+    if len(args) == 5 and args[3] == "--allgather":
+        agtsv = args[4]
+        args = args[:3]
+    if len(args) != 3:
+        sys.exit("usage: tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json "
+                 "[--allgather ALLGATHER.tsv]")
+    tsv, generic, out = args
+    lat, _ = read(tsv, "lat")
+    won = wins(lat, "ibmc_mcast:coroots", "smpi:binomial_tree")
+    if not won:
+        sys.exit("tuning.py: ibmc_mcast wins at no projected point; no file written")
+    with open(generic) as f:
+        tree = json.load(f)
+    bcast = tree["collective=bcast"]
+    bcast["comm_type=intra"], size, nmin = rule(bcast["comm_type=intra"], won, 1,
+                                                "MPIR_Bcast_intra_ibmc_mcast")
+    say("ibmc_mcast", "MPI_Bcast", size, nmin, won)
+    if agtsv:
+        lat, ppn = read(agtsv, "ag")
+        won = wins(lat, "ibmc_node_rd:overlap", "smpi:mpich")
+        if won:
+            ag = tree["collective=allgather"]
+            ag["comm_type=intra"], size, nmin = rule_by_total(ag["comm_type=intra"], won, ppn,
+                                                              "MPIR_Allgather_intra_ibmc_node_rd")
+            say("ibmc_node_rd", "MPI_Allgather (%d processes a node)" % ppn, size, nmin, won)
+        else:
+            print("tuning.py: ibmc_node_rd wins at no projected point; MPI_Allgather as MPICH "
+                  "chooses", file=sys.stderr)
     with open(out, "w") as f:
         json.dump(tree, f, indent=2)
         f.write("\n")
-    print("tuning.py: ibmc_mcast for MPI_Bcast of at most %d B on communicators of %d or more "
-          "(SIMULATED wins: %s)" % (size, nmin, ", ".join("%d B from %d" % (s, n)
-                                                           for s, n in sorted(wins.items()))),
-          file=sys.stderr)
 
 
 if __name__ == "__main__":
