@@ -411,7 +411,11 @@ static double idle_for(node_t * me)
 static int op_wait(void *io)
 {
     node_t *me = io;
-    int n = 0, err;
+    int n = 0, err, release;
+    /* as the netmod's progress hook (ibmc_mcast_qp.c) on every poll: a
+     * co-root's relays left for its next turn go now */
+    if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
+        return err;
     if ((err = take_arrived(me, &n)))
         return err;
     if (n)

@@ -13,12 +13,15 @@
  *   - a retransmission that fills a real gap lets the timeout shrink, below
  *     its configured start, down to two measured round trips;
  *   - a length mismatch ends the broadcast and is reported;
- *   - the deadline a caller may sleep until is when the timers act. */
+ *   - the deadline a caller may sleep until is when the timers act;
+ *   - a co-root's broadcast completes before it relays the packet that
+ *     completed it: the relays go at its next turn, none lost. */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ibmc_mcast_engine.h"
+#include "ibmc_mcast_coroot.h"
 #include "tap.h"
 
 #define P 16
@@ -153,6 +156,25 @@ static void member_init(member_t * m, int rank)
     ibmc_mcast_chan_init(&m->ch, &m->eng, 2, rank, 7, P);
     ibmc_mcast_chan_open(&m->ch, 0x1234, 1, NULL);
     m->ch.state = IBMC_MCAST_CHAN_READY;
+}
+
+/* A member of a channel of n with subgroups of 2: co-roots above 2. */
+static void member_init_n(member_t * m, int n, int rank)
+{
+    memset(m, 0, sizeof(*m));
+    m->w.room = 64;
+    ibmc_mcast_engine_init(&m->eng, &ops, &m->w, &params, &m->stats, NULL);
+    ibmc_mcast_chan_init(&m->ch, &m->eng, n, rank, 7, P);
+    ibmc_mcast_chan_open(&m->ch, 0x1234, 1, NULL);
+    m->ch.state = IBMC_MCAST_CHAN_READY;
+}
+
+static int rc_kind(const member_t * m, int kind)
+{
+    int n = 0;
+    for (int i = 0; i < m->w.nrc; i++)
+        n += m->w.rc[i].h.kind == kind;
+    return n;
 }
 
 static int naks(const member_t * m)
@@ -377,5 +399,50 @@ int main(void)
 
     ibmc_mcast_chan_free(&root.ch);
     ibmc_mcast_chan_free(&recv.ch);
+    TAP_TEST("a co-root completes its broadcast before it relays; the relays go at its next turn") {
+        enum { N = 16 };
+        ibmc_mcast_plan_t plan = ibmc_mcast_plan(N, 2, 0);
+        int kids[N], head = -1, nk = 0;
+        for (int m = 1; m < N && head < 0; m++)
+            if (ibmc_mcast_plan_is_coroot(&plan, m) &&
+                (nk = ibmc_mcast_plan_children(&plan, m, kids, N)) > 0)
+                head = m;
+        TAP_EXPECT(head > 0);
+        member_t *r = malloc(sizeof(*r)), *h = malloc(sizeof(*h));
+        member_init_n(r, N, 0);
+        member_init_n(h, N, head);
+        ibmc_mcast_bcast_start(&r->ch, data, 2 * P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        memset(out, 0, sizeof(out));
+        ibmc_mcast_bcast_start(&h->ch, out, 2 * P, 0);
+        /* the first packet's relays wait for the co-root's next entry: the
+         * second packet; the second's wait past the broadcast's end */
+        ibmc_mcast_mcast_in(&h->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        TAP_EXPECT_EQ(rc_kind(h, IBMC_MCAST_RC_RELAY), 0);
+        ibmc_mcast_mcast_in(&h->ch, r->w.mcast[1].pkt, r->w.mcast[1].len, 0);
+        TAP_EXPECT_EQ(rc_kind(h, IBMC_MCAST_RC_RELAY), nk);
+        TAP_EXPECT(test_until_done(&h->ch));
+        TAP_EXPECT_EQ(rc_kind(h, IBMC_MCAST_RC_RELAY), nk);
+        ibmc_mcast_bcast_finish(&h->ch);
+        TAP_EXPECT(!memcmp(out, data, 2 * P));
+        int release;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&h->ch, &release), 0);
+        TAP_EXPECT_EQ(rc_kind(h, IBMC_MCAST_RC_RELAY), 2 * nk);
+        TAP_EXPECT_EQ(h->stats.relays, (uint64_t) (2 * nk));
+        /* each relay carries its packet as kept */
+        int seen0 = 0, seen1 = 0;
+        for (int i = 0; i < h->w.nrc; i++)
+            if (h->w.rc[i].h.kind == IBMC_MCAST_RC_RELAY) {
+                seen0 += !memcmp(h->w.rc[i].pkt, r->w.mcast[0].pkt, r->w.mcast[0].len);
+                seen1 += !memcmp(h->w.rc[i].pkt, r->w.mcast[1].pkt, r->w.mcast[1].len);
+            }
+        TAP_EXPECT_EQ(seen0, nk);
+        TAP_EXPECT_EQ(seen1, nk);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&h->ch);
+        free(r);
+        free(h);
+    }
+
     return tap_done();
 }

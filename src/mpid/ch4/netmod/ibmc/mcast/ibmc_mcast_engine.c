@@ -101,6 +101,7 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
         c->agg_sent = take(c, size, sizeof(uint32_t), &nomem);
         c->owed = take(c, size, 1, &nomem);
         c->headed = take(c, size, 1, &nomem);
+        c->relay_due = take(c, w, sizeof(*c->relay_due), &nomem);
     }
     return nomem ? -1 : 0;
 }
@@ -109,7 +110,7 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c)
 {
     void *all[] = { c->roots, c->probe_acked, c->laggards, c->acked, c->slots, c->slot_mem,
         c->ring, c->board_seen, c->said, c->ackers, c->kids, c->relay_ring, c->relay_ring_root,
-        c->leaf_acked, c->agg_sent, c->owed, c->headed
+        c->leaf_acked, c->agg_sent, c->owed, c->headed, c->relay_due
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i])
@@ -245,6 +246,21 @@ static int relay_on(ibmc_mcast_chan_t * c, int root, const void *pkt, size_t len
     return 0;
 }
 
+/* The relays deliver() left for this turn.  Every entry point of the
+ * engine that brings packets or progress starts here (a broadcast's test
+ * when it is not done), so at most the packets of one call wait, and the
+ * relay ring cannot have reused their slots. */
+static int relay_due_flush(ibmc_mcast_chan_t * c)
+{
+    int err;
+    for (uint32_t i = 0; i < c->relay_due_n; i++) {
+        const ibmc_mcast_relay_due_t *d = &c->relay_due[i];
+        CALL(relay_on(c, d->root, d->pkt, d->len));
+    }
+    c->relay_due_n = 0;
+    return 0;
+}
+
 /* This co-root's aggregated ACK to root, if one is due
  * (ibmc_mcast_relay_due).  With ask_laggards (the root asked, ACK_REQ) the
  * leaves that hold the aggregate back are asked in turn, so that a dead
@@ -352,7 +368,13 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
         memcpy(&h, kept, sizeof(h));
         c->headed[src] = 1;
         c->relay_root = src;
-        CALL(relay_on(c, src, kept, len));
+        /* relayed at the next turn: a co-root receives by multicast like
+         * everyone, and its relays only matter to co-roots below it that
+         * lose the packet, so the sends need not delay its own broadcast */
+        if (c->relay_due_n == c->eng->params.window)
+            CALL(relay_due_flush(c));
+        c->relay_due[c->relay_due_n++] = (ibmc_mcast_relay_due_t) {
+        kept, len, src};
         /* leaves that asked for it before it came */
         int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
         for (int i = 0; i < n; i++)
@@ -405,6 +427,8 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
 
 int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src)
 {
+    int err;
+    CALL(relay_due_flush(c));
     if (c->state != IBMC_MCAST_CHAN_READY) {
         c->eng->stats->dropped++;
         return 0;
@@ -468,6 +492,8 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
 int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
                      const void *body, size_t blen)
 {
+    int err;
+    CALL(relay_due_flush(c));
     int live = c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING;
     switch (h->kind) {
         case IBMC_MCAST_RC_ACK:
@@ -558,6 +584,7 @@ int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
 {
     int err;
     *release = 0;
+    CALL(relay_due_flush(c));
     if (board_wanted(c))
         CALL(read_board(c));
     if (c->state == IBMC_MCAST_CHAN_RETIRING)
@@ -632,6 +659,8 @@ static uint64_t received(const ibmc_mcast_chan_t * c)
 
 int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root)
 {
+    int err;
+    CALL(relay_due_flush(c));
     c->roots[root] = 1;
     c->cur.root = root;
     c->mismatch = 0;
@@ -711,6 +740,8 @@ int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done)
         *done = 1;
         return 0;
     }
+    /* not done: nothing gains from waiting with the relays any longer */
+    CALL(relay_due_flush(c));
     return recv_turn(c);
 }
 
@@ -769,6 +800,7 @@ int ibmc_mcast_chan_retire(ibmc_mcast_chan_t * c, int *release)
      * answer NAKs, until every member has said the same (or a deadline). */
     uint32_t end = c->rx.next;
     *release = 0;
+    CALL(relay_due_flush(c));
     c->state = IBMC_MCAST_CHAN_RETIRING;
     c->retire_deadline = now(c) + IBMC_MCAST_RETIRE_SECONDS;
     for (int r = 0; r < c->size; r++) {

@@ -77,6 +77,14 @@ typedef struct {
     unsigned long long boards;  /* ACK boards it has registered (netmod) */
 } ibmc_mcast_stats_t;
 
+
+/* A packet a co-root kept (its relay ring's copy) and relays at its next
+ * turn. */
+typedef struct {
+    const void *pkt;
+    size_t len;
+    int root;
+} ibmc_mcast_relay_due_t;
 typedef struct ibmc_mcast_chan ibmc_mcast_chan_t;
 
 /* What the engine asks of its world.  io is ibmc_mcast_engine_t's. */
@@ -168,6 +176,11 @@ struct ibmc_mcast_chan {
     ibmc_mcast_relay_t relay;   /* this process as a co-root */
     unsigned char *relay_ring;
     int *relay_ring_root;
+    /* packets this co-root kept and still has to relay: relaying waits for
+     * the co-root's next turn, so that the packet which completes its own
+     * broadcast is not held back by the sends (window entries) */
+    ibmc_mcast_relay_due_t *relay_due;
+    uint32_t relay_due_n;
     uint32_t *leaf_acked, *agg_sent;
     unsigned char *owed;
     unsigned char *headed;      /* by root: this process was its co-root */
