@@ -373,8 +373,10 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
          * lose the packet, so the sends need not delay its own broadcast */
         if (c->relay_due_n == c->eng->params.window)
             CALL(relay_due_flush(c));
-        c->relay_due[c->relay_due_n++] = (ibmc_mcast_relay_due_t) {
-        kept, len, src};
+        ibmc_mcast_relay_due_t *due = &c->relay_due[c->relay_due_n++];
+        due->pkt = kept;
+        due->len = len;
+        due->root = src;
         /* leaves that asked for it before it came */
         int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
         for (int i = 0; i < n; i++)

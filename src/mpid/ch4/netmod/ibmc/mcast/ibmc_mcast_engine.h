@@ -77,7 +77,6 @@ typedef struct {
     unsigned long long boards;  /* ACK boards it has registered (netmod) */
 } ibmc_mcast_stats_t;
 
-
 /* A packet a co-root kept (its relay ring's copy) and relays at its next
  * turn. */
 typedef struct {
@@ -85,6 +84,7 @@ typedef struct {
     size_t len;
     int root;
 } ibmc_mcast_relay_due_t;
+
 typedef struct ibmc_mcast_chan ibmc_mcast_chan_t;
 
 /* What the engine asks of its world.  io is ibmc_mcast_engine_t's. */
