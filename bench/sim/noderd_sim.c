@@ -65,10 +65,11 @@ static struct {
     .copy_bw = 10e9,.copy_us = 0.1,.post_us = 0.2,.share_min = 8192,.fault_node = -1
 };
 
-/* One write: part `part` of round `round` of call `iter`, from node `from`,
- * of the blocks in `ranges` (what the writer's plan says it sends). */
+/* One write (or a sharer's part of one) of round `round`, from node
+ * `from`, of the blocks in `ranges` (what the writer's plan says it
+ * sends). */
 typedef struct {
-    int iter, round, part, from, nranges;
+    int round, from, nranges;
     ibmc_noderd_range_t ranges[2];
 } write_t;
 
@@ -203,7 +204,7 @@ static void process_main(int argc, char *argv[])
     int rank = atoi(argv[1]);
     int v = rank / opt.ppn, local = rank % opt.ppn;
     node_t *me = &g.node[v];
-    sg_comm_t posted[IBMC_NODERD_MAX_ROUNDS * SHARERS_MAX];
+    sg_comm_t posted[IBMC_NODERD_MAX_ROUNDS];   /* at most one write a round */
     ibmc_noderd_range_t pending[1 + 2 * IBMC_NODERD_MAX_ROUNDS];
 
     for (int k = 0; k < opt.iters; k++) {
@@ -245,9 +246,7 @@ static void process_main(int argc, char *argv[])
                     fprintf(stderr, "noderd_sim: out of memory\n");
                     exit(2);
                 }
-                w->iter = k;
                 w->round = r;
-                w->part = local;
                 w->from = v;
                 w->nranges = rd->nsend;
                 memcpy(w->ranges, send, sizeof(send));
