@@ -73,15 +73,23 @@ void ibmc_mcast_tx_begin(ibmc_mcast_tx_t * tx, uint32_t first, uint32_t released
                          const void *data, uint64_t len)
 {
     /* What members told this root when it last sent may be older than what
-     * the previous root knew; nothing a member said can be ahead of first. */
-    for (int m = 0; m < tx->nmembers; m++) {
-        if (!acker(tx, m))
-            continue;
-        if (ibmc_mcast_seq_diff(tx->acked[m], released) < 0 ||
-            ibmc_mcast_seq_diff(tx->acked[m], first) > 0)
-            tx->acked[m] = released;
+     * the previous root knew; nothing a member said can be ahead of first.
+     * When this root sent the stream's last message itself, no ACK came
+     * ahead of it since, and the previous roots' released is not past its
+     * minimum, every ACK already lies in [min_acked, first] and min_acked is
+     * exact: the O(ackers) clamp and minimum are skipped, so a root that
+     * broadcasts back to back spends the same per message at any size. */
+    if (first != tx->next || tx->acked_ahead || ibmc_mcast_seq_diff(released, tx->min_acked) > 0) {
+        for (int m = 0; m < tx->nmembers; m++) {
+            if (!acker(tx, m))
+                continue;
+            if (ibmc_mcast_seq_diff(tx->acked[m], released) < 0 ||
+                ibmc_mcast_seq_diff(tx->acked[m], first) > 0)
+                tx->acked[m] = released;
+        }
+        recompute_min(tx, first);
+        tx->acked_ahead = 0;
     }
-    recompute_min(tx, first);
     tx->next = first;
     tx->last_ack_req = first - tx->window;
     tx->data = data;
@@ -146,6 +154,8 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos)
     if (d == 0)
         return 0;
     int was_min = tx->acked[member] == tx->min_acked;
+    if (ibmc_mcast_seq_diff(pos, tx->next) > 0)
+        tx->acked_ahead = 1;
     tx->acked[member] = pos;
     tx->acks++;
     if (was_min && --tx->at_min == 0)

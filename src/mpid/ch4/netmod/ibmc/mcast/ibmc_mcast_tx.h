@@ -59,6 +59,7 @@ typedef struct {
     uint32_t min_acked;         /* the lowest ACK of any acker */
     int at_min;                 /* members whose ACK equals min_acked */
     uint32_t last_ack_req;      /* position of the last packet that asked for ACKs */
+    int acked_ahead;            /* an ACK ahead of next came between messages */
 
     /* the message being sent */
     const unsigned char *data;
