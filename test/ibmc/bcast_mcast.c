@@ -28,9 +28,12 @@
  * With --coroots, channels are expected to have co-roots
  * (MPIR_CVAR_IBMC_MCAST_SUBGROUP below the number of nodes): packets were
  * relayed to them over RC and they acknowledged for their subgroups; without
- * it, neither may have happened.
+ * it, neither may have happened.  With --ack-tree (at least four subgroups,
+ * so that some co-root's parent in the relay tree is another co-root), some
+ * co-roots' ACKs went to a parent co-root; without it, none did.
  * ACKs: unless --rc-acks (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0), most of them
- * went as RDMA writes into the ACK boards, and the owners read them; with
+ * went as RDMA writes into the ACK boards, and the owners read them (a
+ * co-root's ACK to a parent co-root always goes over RC); with
  * --rc-acks, none did.  With --late-acks (MPIR_CVAR_IBMC_MCAST_FAULTS with
  * late_ack), owners found words of another epoch on their boards.
  * Prints "bcast_mcast: all checks passed" on success. */
@@ -79,7 +82,7 @@ static unsigned long long pvar(const char *name)
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
-    int coroots = 0, rc_acks = 0, late_acks = 0;
+    int coroots = 0, rc_acks = 0, late_acks = 0, ack_tree = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
@@ -88,6 +91,8 @@ int main(int argc, char **argv)
             coroots = 1;
         else if (!strcmp(argv[i], "--rc-acks"))
             rc_acks = 1;
+        else if (!strcmp(argv[i], "--ack-tree"))
+            ack_tree = 1;
         else if (!strcmp(argv[i], "--late-acks"))
             late_acks = 1;
         else
@@ -148,7 +153,7 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 21
+#define NV 22
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
@@ -156,7 +161,8 @@ int main(int argc, char **argv)
         "ibmc_mcast_recovery_worst_us", "ibmc_mcast_relays", "ibmc_mcast_coroot_acks",
         "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read",
         "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
-        "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature"
+        "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
+        "ibmc_mcast_tree_acks"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -170,8 +176,9 @@ int main(int argc, char **argv)
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
            "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu "
-           "naks_spared %llu naks_premature %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5],
-           v[6], v[7], v[10], v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19], v[20]);
+           "naks_spared %llu naks_premature %llu tree_acks %llu\n", rank, v[0], v[1], v[2], v[3],
+           v[4], v[5], v[6], v[7], v[10], v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19],
+           v[20], v[21]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -217,13 +224,19 @@ int main(int argc, char **argv)
                    "%llu co-root ACKs\n", coroots ? "expected" : "expected no", tot[10], tot[11]);
             ok = 0;
         }
-        /* An ACK is written once the connection to its root is up and has
-         * nothing queued, so all but a few of the first ones are writes; a
-         * written ACK is read at most once (later ones overwrite it). */
-        if (mcast && !rc_acks && (tot[12] == 0 || 4 * tot[13] < 3 * tot[12] || tot[14] == 0 ||
-                                  tot[14] > tot[13])) {
-            printf("bcast_mcast: FAIL: expected ACKs by RDMA write: %llu ACKs, %llu written, "
-                   "%llu read\n", tot[12], tot[13], tot[14]);
+        if (mcast && (tot[21] > 0) != ack_tree) {
+            printf("bcast_mcast: FAIL: %s co-roots below co-roots, but %llu ACKs to a parent "
+                   "co-root\n", ack_tree ? "expected" : "expected no", tot[21]);
+            ok = 0;
+        }
+        /* An ACK is written once the connection to its root or co-root is
+         * up and has nothing queued, so all but a few of the first ones are
+         * writes, except those to a parent co-root; a written ACK is read
+         * at most once (later ones overwrite it). */
+        if (mcast && !rc_acks && (tot[12] == 0 || 4 * tot[13] < 3 * (tot[12] - tot[21]) ||
+                                  tot[14] == 0 || tot[14] > tot[13])) {
+            printf("bcast_mcast: FAIL: expected ACKs by RDMA write: %llu ACKs (%llu to a parent "
+                   "co-root), %llu written, %llu read\n", tot[12], tot[21], tot[13], tot[14]);
             ok = 0;
         }
         if (mcast && (tot[15] > 0) != late_acks) {

@@ -42,6 +42,11 @@ static int check_tree(const ibmc_mcast_plan_t * p)
                 !ibmc_mcast_plan_may_send(p, queue[i], c);
             depth[c] = depth[queue[i]] + 1;
             bad |= depth[c] > ceil_log2(ibmc_mcast_plan_groups(p));
+            /* each child has a slot of its own below its parent */
+            int slot = ibmc_mcast_plan_child_slot(p, queue[i], c);
+            bad |= slot < 0 || slot >= ibmc_mcast_plan_child_slots(p->n, p->s);
+            for (int o = 0; o < j; o++)
+                bad |= ibmc_mcast_plan_child_slot(p, queue[i], kids[o]) == slot;
             queue[qn++] = c;
         }
     }
@@ -66,8 +71,17 @@ int main(void)
                             fails += h != root || to != -1;
                             continue;
                         }
-                        /* a leaf's ACK reaches the root in two steps at most */
-                        fails += to < 0 || (to != root && ibmc_mcast_plan_ack_to(&p, to) != root);
+                        /* ACKs climb to the root: a leaf's to its head, a
+                         * co-root's to its parent, within the tree's depth + 1 */
+                        fails += to < 0 || to != (h == m ? ibmc_mcast_plan_parent(&p, m) : h);
+                        int hops = 1;
+                        for (int x = to; x != root && x >= 0 && hops <= n; x = ibmc_mcast_plan_ack_to(&p, x))
+                            hops++;
+                        fails += hops > ceil_log2(ibmc_mcast_plan_groups(&p)) + 1;
+                        /* only a parent names a child */
+                        for (int x = 0; x < n; x++)
+                            fails += (ibmc_mcast_plan_child_slot(&p, x, m) >= 0) !=
+                                (h == m && x == ibmc_mcast_plan_parent(&p, m));
                         /* its head, and only its head or the root, retransmits to it */
                         fails += !ibmc_mcast_plan_may_send(&p, root, m);
                         if (h != m)
@@ -121,12 +135,12 @@ int main(void)
 
     static unsigned char ring[W * (sizeof(ibmc_mcast_hdr_t) + P)];
     int ring_root[W];
-    uint32_t leaf_acked[10], agg_sent[10];
+    uint32_t leaf_acked[10], agg_sent[10], child_acked[10 * 2];
     unsigned char owed[10];
     ibmc_mcast_relay_t r;
 
     TAP_TEST("kept packets come back bit-exact until their slot is reused") {
-        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, agg_sent, owed);
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
         unsigned char pkt[sizeof(ibmc_mcast_hdr_t) + P];
         const void *got;
         size_t len;
@@ -154,7 +168,7 @@ int main(void)
 
     TAP_TEST("a NAK for a packet not yet relayed is answered when it comes") {
         int who[IBMC_MCAST_RELAY_WAITERS + 1];
-        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, agg_sent, owed);
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
         TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 5), 1);
         TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 5), 1);
         TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 5), 1);      /* asked again: kept once */
@@ -173,11 +187,15 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 100), 0);
     }
 
-    TAP_TEST("the aggregate is the slowest of the co-root and its leaves") {
-        /* 10 members, s = 3, root 4: co-root 7 heads 8 and 9 */
+    TAP_TEST("the aggregate is the slowest of the co-root, its leaves and its child co-roots") {
+        /* 10 members, s = 3, root 4: co-root 7 heads 8 and 9, and co-root 3
+         * is its child in the relay tree */
         ibmc_mcast_plan_t p = ibmc_mcast_plan(10, 3, 4);
         int lag[4], nlag;
-        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, agg_sent, owed);
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &p, 5, 0, lag, 4, &nlag), 0);
+        TAP_EXPECT_EQ(nlag, 3);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_child_ack(&r, &p, 3, 7), 1);     /* ahead: counts as 5 */
         TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &p, 5, 0, lag, 4, &nlag), 0);
         TAP_EXPECT_EQ(nlag, 2);
         ibmc_mcast_relay_leaf_ack(&r, 8, 3);
@@ -198,6 +216,22 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_relay_leaf_ack(&r, 7, 9), -1);
         TAP_EXPECT_EQ(ibmc_mcast_relay_leaf_ack(&r, 10, 9), -1);
         TAP_EXPECT_EQ(r.bogus_acks, 2);
+        /* a child's aggregate counts under its root only: under root 1
+         * (groups 1 2 3 | 4 5 6 | 7 8 9 | 0) co-root 7 heads group 2, whose
+         * child would be group 6: none, so 3 names no child of 7 there */
+        ibmc_mcast_plan_t o = ibmc_mcast_plan(10, 3, 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_child_ack(&r, &o, 3, 9), -1);
+        TAP_EXPECT_EQ(r.bogus_acks, 3);
+        /* a child that falls behind holds the aggregate back and is named */
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
+        ibmc_mcast_relay_leaf_ack(&r, 8, 5);
+        ibmc_mcast_relay_leaf_ack(&r, 9, 5);
+        ibmc_mcast_relay_child_ack(&r, &p, 3, 2);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &p, 5, 0, lag, 4, &nlag), 2);
+        TAP_EXPECT_EQ(nlag, 1);
+        TAP_EXPECT_EQ(lag[0], 3);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_child_ack(&r, &p, 3, 1), 0);     /* only forward */
+        TAP_EXPECT_EQ(r.child_acks, 1);
         /* under another root 7 is a leaf: it heads nobody, the aggregate is its own */
         ibmc_mcast_plan_t q = ibmc_mcast_plan(10, 3, 6);
         TAP_EXPECT_EQ(ibmc_mcast_plan_head(&q, 7), 6);
@@ -205,24 +239,27 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &q, 5, 0, lag, 4, &nlag), 5);
     }
 
-    TAP_TEST("aggregates go up every ack_every positions, or when owed") {
-        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, agg_sent, owed);
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 3, 4));
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 4, 4));
+    TAP_TEST("aggregates go up every ack_every positions, or when owed and caught up") {
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 3, 9, 4));
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 4, 9, 4));
         ibmc_mcast_relay_sent(&r, 4, 4, 9);
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 4, 4));     /* not moved */
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 4));
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 4, 9, 4));  /* not moved */
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 9, 4));
         owed[4] = 1;
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 6, 4));
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 5, 0));      /* owed, even with no period */
+        /* owed, but the members below are behind next: it waits for them */
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 9, 4));
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 8, 9, 4));   /* moved by ack_every */
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 9, 9, 4));   /* caught up */
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 5, 9, 0));   /* no period: owed goes at once */
         ibmc_mcast_relay_sent(&r, 4, 6, 9);
         TAP_EXPECT(owed[4]);    /* 6 does not cover 9: still owed */
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 4));
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 9, 4));
         ibmc_mcast_relay_sent(&r, 4, 9, 9);
         TAP_EXPECT(!owed[4]);
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 10, 0));
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 10, 10, 0));
         /* each root separately */
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 0, 4, 4));
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 0, 4, 9, 4));
     }
 
     return tap_done();

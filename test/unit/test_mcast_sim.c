@@ -44,7 +44,7 @@
 
 #define P 24                    /* payload bytes per fragment */
 #define PKT_MAX (sizeof(ibmc_mcast_hdr_t) + P)
-#define MAXN 9
+#define MAXN 12
 #define WINDOW_MAX 64
 
 static const uint64_t job_key = 0xfeedfacecafebeefULL;
@@ -594,6 +594,8 @@ int main(void)
          {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1}},
         {"7 members, ACK boards, every member a co-root, ACKs only when asked",
          {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1}},
+        {"12 members, ACK boards, co-roots every 2: a relay and ACK tree 3 deep, 10% loss",
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

@@ -116,7 +116,11 @@ void MPIDI_IBMC_pvars_register(void)
               "Multicast packets this process sent over RC to co-roots, as a root or as a "
               "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP).");
     IBMC_PVAR_MCAST(coroot_acks,
-              "Acknowledgements this process sent as a co-root, each covering its subgroup.");
+              "Acknowledgements this process sent as a co-root, each covering its subgroup "
+              "and the co-roots below it in the relay tree.");
+    IBMC_PVAR_MCAST(tree_acks,
+              "Of those, the ones sent to a parent co-root rather than to the root: RC "
+              "messages naming the root, never RDMA writes.");
     IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR_MCAST(echoes,

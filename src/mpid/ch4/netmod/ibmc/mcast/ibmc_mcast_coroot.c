@@ -35,7 +35,7 @@ int ibmc_mcast_plan_ack_to(const ibmc_mcast_plan_t * p, int m)
     if (!valid(p, m) || m == p->root)
         return -1;
     int h = ibmc_mcast_plan_head(p, m);
-    return h == m ? p->root : h;
+    return h == m ? ibmc_mcast_plan_parent(p, m) : h;
 }
 
 /* The heads form a binomial tree over their subgroup numbers, rooted at
@@ -65,6 +65,26 @@ int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int m
     return k;
 }
 
+int ibmc_mcast_plan_child_slots(int n, int s)
+{
+    int groups = (n + (s < 1 ? 1 : s) - 1) / (s < 1 ? 1 : s), k = 0;
+    while ((1 << k) < groups)
+        k++;
+    return k;
+}
+
+/* A head in group g has the children g + 2^j for every 2^j > g
+ * (ibmc_mcast_plan_parent), so j names the child. */
+int ibmc_mcast_plan_child_slot(const ibmc_mcast_plan_t * p, int h, int m)
+{
+    if (!valid(p, h) || ibmc_mcast_plan_parent(p, m) != h)
+        return -1;
+    int d = rel_of(p, m) / p->s - rel_of(p, h) / p->s, j = 0;
+    while ((1 << j) < d)
+        j++;
+    return j;
+}
+
 int ibmc_mcast_plan_may_send(const ibmc_mcast_plan_t * p, int from, int to)
 {
     if (!valid(p, from) || !valid(p, to) || from == to || to == p->root)
@@ -82,7 +102,8 @@ static size_t slot_size(const ibmc_mcast_relay_t * r)
 
 void ibmc_mcast_relay_init(ibmc_mcast_relay_t * r, int nmembers, int self, uint32_t window,
                            uint32_t payload_max, unsigned char *ring, int *ring_root,
-                           uint32_t * leaf_acked, uint32_t * agg_sent, unsigned char *owed)
+                           uint32_t * leaf_acked, uint32_t * child_acked, int child_slots,
+                           uint32_t * agg_sent, unsigned char *owed)
 {
     memset(r, 0, sizeof(*r));
     r->nmembers = nmembers;
@@ -92,11 +113,14 @@ void ibmc_mcast_relay_init(ibmc_mcast_relay_t * r, int nmembers, int self, uint3
     r->ring = ring;
     r->ring_root = ring_root;
     r->leaf_acked = leaf_acked;
+    r->child_acked = child_acked;
+    r->child_slots = child_slots;
     r->agg_sent = agg_sent;
     r->owed = owed;
     for (uint32_t i = 0; i < window; i++)
         ring_root[i] = -1;
     memset(leaf_acked, 0, sizeof(*leaf_acked) * nmembers);
+    memset(child_acked, 0, sizeof(*child_acked) * nmembers * (size_t) child_slots);
     memset(agg_sent, 0, sizeof(*agg_sent) * nmembers);
     memset(owed, 0, nmembers);
 }
@@ -179,44 +203,81 @@ int ibmc_mcast_relay_leaf_ack(ibmc_mcast_relay_t * r, int m, uint32_t pos)
     return 1;
 }
 
+int ibmc_mcast_relay_child_ack(ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p, int m,
+                               uint32_t pos)
+{
+    int j = ibmc_mcast_plan_child_slot(p, r->self, m);
+    if (j < 0 || j >= r->child_slots) {
+        r->bogus_acks++;
+        return -1;
+    }
+    uint32_t *v = &r->child_acked[(size_t) p->root * r->child_slots + j];
+    if (ibmc_mcast_seq_diff(pos, *v) <= 0)
+        return 0;
+    *v = pos;
+    r->child_acks++;
+    return 1;
+}
+
+/* The lowest so far, as a distance behind next, and who holds it. */
+typedef struct {
+    uint32_t next, released, behind;
+    int *out, max, k;
+} lowest_t;
+
+static void fold(lowest_t * l, int m, uint32_t v)
+{
+    /* an ACK older than released counts as released; one ahead of this
+     * process counts as next */
+    if (ibmc_mcast_seq_diff(v, l->released) < 0)
+        v = l->released;
+    if (ibmc_mcast_seq_diff(v, l->next) >= 0)
+        return;
+    uint32_t b = l->next - v;
+    if (b > l->behind) {
+        l->behind = b;
+        l->k = 0;
+    }
+    if (b == l->behind && l->out && l->k < l->max)
+        l->out[l->k++] = m;
+}
+
 uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p,
                                     uint32_t next, uint32_t released, int *out, int max,
                                     int *nlag)
 {
-    /* distances behind next: a leaf ahead of this process counts as next */
-    uint32_t behind = 0;
-    int k = 0;
+    lowest_t l = {.next = next,.released = released,.out = out,.max = max };
     if (ibmc_mcast_seq_diff(released, next) > 0)
-        released = next;
+        l.released = next;
     if (ibmc_mcast_plan_head(p, r->self) == r->self) {
-        int g0 = (r->self - p->root + p->n) % p->n;
-        for (int rel = g0 + 1; rel < g0 + p->s && rel < p->n; rel++) {
+        int rel0 = (r->self - p->root + p->n) % p->n, g = rel0 / p->s;
+        int groups = ibmc_mcast_plan_groups(p);
+        for (int rel = rel0 + 1; rel < rel0 + p->s && rel < p->n; rel++) {
             int m = (p->root + rel) % p->n;
-            uint32_t v = r->leaf_acked[m];
-            if (ibmc_mcast_seq_diff(v, released) < 0)
-                v = released;
-            if (ibmc_mcast_seq_diff(v, next) >= 0)
-                continue;
-            uint32_t b = next - v;
-            if (b > behind) {
-                behind = b;
-                k = 0;
-            }
-            if (b == behind && out && k < max)
-                out[k++] = m;
+            fold(&l, m, r->leaf_acked[m]);
         }
+        for (int j = 0; j < r->child_slots && g + (1 << j) < groups; j++)
+            if ((1 << j) > g)
+                fold(&l, (p->root + (g + (1 << j)) * p->s) % p->n,
+                     r->child_acked[(size_t) p->root * r->child_slots + j]);
     }
     if (nlag)
-        *nlag = behind ? k : 0;
-    return next - behind;
+        *nlag = l.behind ? l.k : 0;
+    return next - l.behind;
 }
 
-int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t ack_every)
+int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t next,
+                         uint32_t ack_every)
 {
     int32_t moved = ibmc_mcast_seq_diff(agg, r->agg_sent[root]);
     if (moved <= 0)
         return 0;
-    return r->owed[root] || (ack_every && (uint32_t) moved >= ack_every);
+    if (ack_every && (uint32_t) moved >= ack_every)
+        return 1;
+    /* An owed ACK that does not cover next yet waits for the slower members
+     * below, instead of going up at each of their skewed turns: through a
+     * tree of co-roots those partial reports would multiply at every level. */
+    return r->owed[root] && (!ack_every || agg == next);
 }
 
 void ibmc_mcast_relay_sent(ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t next)

@@ -14,14 +14,26 @@
  *     subgroup's NAKs from it, so the root retransmits only to its own
  *     subgroup and to co-roots;
  *   - the other members of a subgroup (its leaves) acknowledge to their
- *     head; a co-root acknowledges to the root the lowest position that it
- *     and all its leaves have delivered.  The root so hears from s - 1
- *     leaves and n/s - 1 co-roots instead of n - 1 members, and its window
- *     (flow control, ibmc_mcast_tx.h) still never passes a member that is
- *     behind: a co-root's ACK covers its leaves.
+ *     head; a co-root acknowledges, to its parent in the relay tree (the
+ *     root or a co-root), the lowest position that it, its leaves and the
+ *     co-roots below it have delivered.  The root so hears from s - 1
+ *     leaves and its children in the relay tree, at most ceil(log2(n/s)),
+ *     instead of n - 1 members (or n/s - 1 co-roots if every co-root
+ *     reported to it), and its window (flow control, ibmc_mcast_tx.h)
+ *     still never passes a member that is behind: a co-root's ACK covers
+ *     its subtree.
  * Seed 000 §4.3 decouples a co-root's ACK collection from the root entirely;
  * here the aggregate goes up so that the root's flow control, which credits
  * every receiver's slots (seed 000 §5.4), keeps covering every member.
+ *
+ * What a child co-root reports is its subtree's under one root, and a pair
+ * of processes can be parent and child under several roots with different
+ * subtrees: those ACKs travel as RC messages naming the root, and the parent
+ * keeps them by root and child (child_acked).  A co-root whose parent is the
+ * root itself reports as every other ACK to a root does (its board word, or
+ * an RC message without a root): under any other root the same pair reports
+ * by RC naming that root, so what arrives without one is always the
+ * aggregate for the receiver's own messages.
  *
  * s >= n is one subgroup: every member acknowledges to the root, as with no
  * co-roots at all.
@@ -69,8 +81,8 @@ static inline int ibmc_mcast_plan_is_coroot(const ibmc_mcast_plan_t * p, int m)
     return m != p->root && ibmc_mcast_plan_head(p, m) == m;
 }
 
-/* Where member m sends its ACKs and NAKs: its head if it is a leaf, the
- * root if it is a co-root; -1 for the root itself. */
+/* Where member m sends its ACKs and NAKs: its head if it is a leaf, its
+ * parent in the relay tree if it is a co-root; -1 for the root itself. */
 int ibmc_mcast_plan_ack_to(const ibmc_mcast_plan_t * p, int m);
 
 /* The head that relays the root's packets to co-root m (the root or
@@ -80,6 +92,14 @@ int ibmc_mcast_plan_parent(const ibmc_mcast_plan_t * p, int m);
 /* The co-roots that head h (the root or a co-root) relays every packet to,
  * at most max of them into out[]; returns how many. */
 int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int max);
+
+/* How many children a head can have in a plan of n members and subgroups
+ * of s: ceil(log2(groups)); child_acked keeps that many per root. */
+int ibmc_mcast_plan_child_slots(int n, int s);
+
+/* Which of head h's children co-root m is (0 .. child_slots - 1), or -1
+ * when m is not a child of h. */
+int ibmc_mcast_plan_child_slot(const ibmc_mcast_plan_t * p, int h, int m);
 
 /* May member `from` send the root's packets to member `to` over RC?  The
  * root may, to anyone (its retransmissions, its relays); a head, to its
@@ -104,6 +124,9 @@ typedef struct {
     unsigned char *ring;        /* window slots of sizeof(hdr) + payload_max bytes */
     int *ring_root;             /* by slot: the root of the packet in it, -1 for none */
     uint32_t *leaf_acked;       /* by member: the last ACK it sent this process */
+    uint32_t *child_acked;      /* by root and child slot: the child co-root's last
+                                 * aggregate for that root */
+    int child_slots;            /* per root (ibmc_mcast_plan_child_slots) */
     uint32_t *agg_sent;         /* by root: the last aggregate acknowledged to it */
     unsigned char *owed;        /* by root: an ACK is owed to it, sent as the leaves catch up */
     ibmc_mcast_waiter_t waiters[IBMC_MCAST_RELAY_WAITERS];
@@ -114,15 +137,17 @@ typedef struct {
     uint64_t misses;            /* NAKed positions the ring did not hold */
     uint64_t waits;             /* of those, remembered until the packet comes */
     uint64_t leaf_acks;         /* ACKs that moved a member on */
+    uint64_t child_acks;        /* child co-roots' aggregates that moved one on */
     uint64_t bogus_acks;        /* ACKs from no member or from this process */
 } ibmc_mcast_relay_t;
 
 /* ring has window x (sizeof(ibmc_mcast_hdr_t) + payload_max) bytes,
  * ring_root window entries, leaf_acked, agg_sent and owed nmembers each,
- * all owned by the caller. */
+ * child_acked nmembers x child_slots, all owned by the caller. */
 void ibmc_mcast_relay_init(ibmc_mcast_relay_t * r, int nmembers, int self, uint32_t window,
                            uint32_t payload_max, unsigned char *ring, int *ring_root,
-                           uint32_t * leaf_acked, uint32_t * agg_sent, unsigned char *owed);
+                           uint32_t * leaf_acked, uint32_t * child_acked, int child_slots,
+                           uint32_t * agg_sent, unsigned char *owed);
 
 /* Keep a copy of a packet this process accepted (a new position, checked by
  * ibmc_mcast_rx_packet) from `root`'s message.  Returns the slot's copy. */
@@ -148,20 +173,30 @@ int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, uint32_t pos, int *out, int
  * (counted as bogus_acks). */
 int ibmc_mcast_relay_leaf_ack(ibmc_mcast_relay_t * r, int m, uint32_t pos);
 
-/* The lowest position that this process (next: its own first undelivered)
- * and every leaf of its subgroup under plan p has delivered.  A leaf's ACK
- * older than `released` (every member had passed it, says the root) counts
- * as released.  The leaves holding it below next, up to max of them, go to
- * out[] and their number to *nlag (out may be NULL). */
+/* Child co-root m's aggregate for plan p's root: pos.  Returns 1 when that
+ * moved it on, 0 when not, -1 when m is not a child of this process under
+ * p (counted as bogus_acks). */
+int ibmc_mcast_relay_child_ack(ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p, int m,
+                               uint32_t pos);
+
+/* The lowest position that this process (next: its own first undelivered),
+ * every leaf of its subgroup and every child co-root's subtree under plan p
+ * has delivered.  An ACK older than `released` (every member had passed
+ * it, says the root) counts as released.  The members holding it below
+ * next, up to max of them, go to out[] and their number to *nlag (out may
+ * be NULL). */
 uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p,
                                     uint32_t next, uint32_t released, int *out, int max,
                                     int *nlag);
 
-/* Should aggregate agg go to root now?  When it moved on since the last one
- * sent, and either an ACK is owed to the root (the co-root's own skewed
- * turn, or the root asked) or it moved by at least ack_every positions (0:
- * only when owed).  ibmc_mcast_relay_sent() records the send. */
-int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t ack_every);
+/* Should aggregate agg for root's messages go to this co-root's parent
+ * now?  When it moved on since the last one sent, and either it moved by at
+ * least ack_every positions, or an ACK is owed (the co-root's own skewed
+ * turn, or its parent asked) and agg covers next, this process's own first
+ * undelivered position.  With ack_every 0 (ACKs only when asked) an owed
+ * one goes as soon as it moved.  ibmc_mcast_relay_sent() records the send. */
+int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t next,
+                         uint32_t ack_every);
 
 /* agg went to root; an owed ACK is paid once it covers all of next. */
 void ibmc_mcast_relay_sent(ibmc_mcast_relay_t * r, int root, uint32_t agg, uint32_t next);

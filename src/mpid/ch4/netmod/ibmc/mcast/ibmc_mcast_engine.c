@@ -98,6 +98,8 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
         c->relay_ring = take(c, w, slot, &nomem);
         c->relay_ring_root = take(c, w, sizeof(int), &nomem);
         c->leaf_acked = take(c, size, sizeof(uint32_t), &nomem);
+        c->child_slots = ibmc_mcast_plan_child_slots(size, c->subgroup);
+        c->child_acked = take(c, (size_t) size * c->child_slots, sizeof(uint32_t), &nomem);
         c->agg_sent = take(c, size, sizeof(uint32_t), &nomem);
         c->owed = take(c, size, 1, &nomem);
         c->headed = take(c, size, 1, &nomem);
@@ -110,7 +112,7 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c)
 {
     void *all[] = { c->roots, c->probe_acked, c->laggards, c->acked, c->slots, c->slot_mem,
         c->ring, c->board_seen, c->said, c->ackers, c->kids, c->relay_ring, c->relay_ring_root,
-        c->leaf_acked, c->agg_sent, c->owed, c->headed, c->relay_due
+        c->leaf_acked, c->child_acked, c->agg_sent, c->owed, c->headed, c->relay_due
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i])
@@ -131,8 +133,8 @@ static int is_coroot(const ibmc_mcast_chan_t * c, int root)
     return c->relay_ring && root >= 0 && ibmc_mcast_plan_is_coroot(&p, c->rank);
 }
 
-/* Where this member's NAKs and ACKs for root's messages go: its co-root, or
- * the root. */
+/* Where this member's NAKs and ACKs for root's messages go: its head if
+ * it is a leaf, its parent in the relay tree if it is a co-root. */
 static int ack_target(const ibmc_mcast_chan_t * c, int root)
 {
     ibmc_mcast_plan_t p = plan_of(c, root);
@@ -161,8 +163,8 @@ void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoc
             c->ackers[m] = ibmc_mcast_plan_ack_to(&mine_as_root, m) == c->rank;
         ibmc_mcast_tx_set_ackers(&c->tx, c->ackers);
         ibmc_mcast_relay_init(&c->relay, c->size, c->rank, pa->window, payload_max,
-                              c->relay_ring, c->relay_ring_root, c->leaf_acked, c->agg_sent,
-                              c->owed);
+                              c->relay_ring, c->relay_ring_root, c->leaf_acked, c->child_acked,
+                              c->child_slots, c->agg_sent, c->owed);
     }
     c->nak_timeout = pa->nak_timeout_us * 1e-6;
 }
@@ -195,9 +197,11 @@ static int send_again(ibmc_mcast_chan_t * c, int to, int root, const void *pkt, 
     return send_rc(c, to, IBMC_MCAST_RC_DATA, 0, 0, root, 0, pkt, len, IBMC_MCAST_F_RETRANSMIT);
 }
 
-static int send_ack_req(ibmc_mcast_chan_t * c, int to, uint32_t pos)
+/* Ask member `to` for its ACK: for root's messages (its subtree's, if it
+ * is a co-root of them), or, with root -1, for the asker's own. */
+static int send_ack_req(ibmc_mcast_chan_t * c, int to, uint32_t pos, int root)
 {
-    return send_rc(c, to, IBMC_MCAST_RC_ACK_REQ, pos, 0, -1, 0, NULL, 0, 0);
+    return send_rc(c, to, IBMC_MCAST_RC_ACK_REQ, pos, 0, root, 0, NULL, 0, 0);
 }
 
 /* An ACK of pos to member `to`: an RDMA write of this member's word on
@@ -261,29 +265,41 @@ static int relay_due_flush(ibmc_mcast_chan_t * c)
     return 0;
 }
 
-/* This co-root's aggregated ACK to root, if one is due
- * (ibmc_mcast_relay_due).  With ask_laggards (the root asked, ACK_REQ) the
- * leaves that hold the aggregate back are asked in turn, so that a dead
- * leaf is named by its failed RC connection rather than stalling the root. */
+/* This co-root's aggregated ACK for root's messages, to its parent, if one
+ * is due (ibmc_mcast_relay_due).  With ask_laggards (the parent asked,
+ * ACK_REQ) the leaves and child co-roots that hold the aggregate back are
+ * asked in turn, so that a dead member is named by its failed RC
+ * connection rather than stalling the root. */
 static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards)
 {
     int err, nlag = 0;
     if (!is_coroot(c, root))
         return 0;
     ibmc_mcast_plan_t p = plan_of(c, root);
+    int to = ibmc_mcast_plan_ack_to(&p, c->rank);
     uint32_t agg = ibmc_mcast_relay_aggregate(&c->relay, &p, c->rx.next, c->rx.released,
                                               c->laggards, c->size, &nlag);
     /* asked, it goes even if it did not move: the root may have lost the
      * last one to a late write on its board (read_board) */
-    if (ask_laggards || ibmc_mcast_relay_due(&c->relay, root, agg, c->eng->params.ack_every)) {
-        int fresh = ask_laggards || c->said[root] != agg;
-        CALL(send_ack(c, root, agg, ask_laggards));
+    if (ask_laggards ||
+        ibmc_mcast_relay_due(&c->relay, root, agg, c->rx.next, c->eng->params.ack_every)) {
+        int fresh = ask_laggards || c->said[to] != agg;
+        if (to == root) {
+            CALL(send_ack(c, root, agg, ask_laggards));
+        } else {
+            /* to a parent co-root: the message names the root
+             * (ibmc_mcast_coroot.h) */
+            c->eng->stats->acks_sent++;
+            CALL(send_rc(c, to, IBMC_MCAST_RC_ACK, agg, 0, root, 0, NULL, 0, 0));
+        }
         ibmc_mcast_relay_sent(&c->relay, root, agg, c->rx.next);
-        if (fresh)
+        if (fresh) {
             c->eng->stats->coroot_acks++;
+            c->eng->stats->tree_acks += to != root;
+        }
     }
     for (int i = 0; ask_laggards && i < nlag; i++) {
-        CALL(send_ack_req(c, c->laggards[i], agg));
+        CALL(send_ack_req(c, c->laggards[i], agg, root));
         c->eng->stats->ack_probes++;
     }
     return 0;
@@ -447,13 +463,15 @@ int ibmc_mcast_probe_in(ibmc_mcast_chan_t * c)
 }
 
 /* Member `from` says it has delivered every position below pos, by RC
- * message or on this process's board: to this process as a root, from a
- * member of its subgroup or a co-root; and as a co-root, from a leaf (the
- * same position serves both: ACKs count the communicator's stream).  A
- * writer's ACKs to one process are always of one kind, its own position or
- * its subgroup's: a co-root of this process's messages is never in this
+ * message without a root or on this process's board: to this process as a
+ * root, from a member of its subgroup or a child co-root; and as a co-root,
+ * from a leaf (the same position serves both: ACKs count the communicator's
+ * stream).  A writer's ACKs to one process that come this way are always of
+ * one kind, its own position or its subtree's under this process's
+ * messages: a co-root of this process's messages is never in this
  * process's subgroup for another root, because every plan counts subgroups
- * from its root (ibmc_mcast_coroot.h). */
+ * from its root, and a child co-root under another root names that root
+ * (child_ack_in; ibmc_mcast_coroot.h). */
 static int ack_in(ibmc_mcast_chan_t * c, int from, uint32_t pos)
 {
     if (!c->ackers || c->ackers[from])
@@ -461,6 +479,21 @@ static int ack_in(ibmc_mcast_chan_t * c, int from, uint32_t pos)
     if (c->relay_ring && ibmc_mcast_relay_leaf_ack(&c->relay, from, pos) > 0)
         return coroot_leaf_moved(c);
     return 0;
+}
+
+/* Child co-root `from` says its subtree under root has delivered every
+ * position below pos. */
+static int child_ack_in(ibmc_mcast_chan_t * c, int from, int root, uint32_t pos)
+{
+    if (root >= c->size || !is_coroot(c, root)) {
+        c->eng->stats->dropped++;
+        return 0;
+    }
+    ibmc_mcast_plan_t p = plan_of(c, root);
+    int moved = ibmc_mcast_relay_child_ack(&c->relay, &p, from, pos);
+    if (moved < 0)
+        c->eng->stats->dropped++;
+    return moved > 0 ? coroot_report(c, root, 0) : 0;
 }
 
 /* A NAK from member `from`: answered from this process's ring if the
@@ -499,24 +532,31 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
     int live = c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING;
     switch (h->kind) {
         case IBMC_MCAST_RC_ACK:
+            if (h->root >= 0)
+                return live ? child_ack_in(c, from, h->root, h->a) : 0;
             return ack_in(c, from, h->a);
         case IBMC_MCAST_RC_NAK:
             return nak_in(c, from, h);
-        case IBMC_MCAST_RC_ACK_REQ:
+        case IBMC_MCAST_RC_ACK_REQ:{
             /* an ACK states how far this member has delivered, which is true
              * whoever asks; the asker is a member (checked by the caller).  A
-             * co-root answers a root for its whole subgroup.  A retiring
+             * co-root answers its parent for its whole subtree under the
+             * root named (a root asks without naming itself).  A retiring
              * member answers too: its last ACK may have been covered on the
              * asker's board. */
-            if (live && is_coroot(c, from)) {
-                c->relay.owed[from] = 1;
-                return coroot_report(c, from, 1);
+                int root = h->root >= 0 ? h->root : from;
+                if (root >= c->size)
+                    break;
+                if (live && is_coroot(c, root) && ack_target(c, root) == from) {
+                    c->relay.owed[root] = 1;
+                    return coroot_report(c, root, 1);
+                }
+                if (live)
+                    /* not taken from the skewed schedule: the asker need not be
+                     * where this member's next due ACK goes */
+                    return send_ack(c, from, c->rx.next, 1);
+                break;
             }
-            if (live)
-                /* not taken from the skewed schedule: the asker need not be
-                 * where this member's next due ACK goes */
-                return send_ack(c, from, c->rx.next, 1);
-            break;
         case IBMC_MCAST_RC_PROBE_ACK:
             if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&
                 !c->probe_acked[from]) {
@@ -576,7 +616,7 @@ static int read_board(ibmc_mcast_chan_t * c)
              * over this member's ACK: ask it again */
             c->eng->stats->dropped++;
             c->eng->stats->acks_foreign++;
-            CALL(send_ack_req(c, m, c->tx.min_acked));
+            CALL(send_ack_req(c, m, c->tx.min_acked, -1));
         }
     }
     return 0;
@@ -646,7 +686,7 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
      * that stay behind are asked too */
     int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
     for (int i = 0; i < n; i++) {
-        CALL(send_ack_req(c, c->laggards[i], c->tx.min_acked));
+        CALL(send_ack_req(c, c->laggards[i], c->tx.min_acked, -1));
         c->eng->stats->ack_probes++;
     }
     c->cur.stuck_since = t;

@@ -63,7 +63,8 @@ typedef struct {
     unsigned long long retransmits;     /* packets sent again over RC for NAKs */
     unsigned long long ack_probes;      /* ACK requests a stuck root (or a co-root) sent */
     unsigned long long relays;  /* packets sent over RC to co-roots */
-    unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subgroup */
+    unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subtree */
+    unsigned long long tree_acks;       /* ... of them to a parent co-root, by RC */
     unsigned long long duplicates;      /* packets dropped as already delivered or held */
     unsigned long long echoes;  /* this process's own multicast packets looped back to it
                                  * (the I/O side drops them) */
@@ -182,6 +183,8 @@ struct ibmc_mcast_chan {
     ibmc_mcast_relay_due_t *relay_due;
     uint32_t relay_due_n;
     uint32_t *leaf_acked, *agg_sent;
+    uint32_t *child_acked;      /* size x child_slots: child co-roots' aggregates by root */
+    int child_slots;
     unsigned char *owed;
     unsigned char *headed;      /* by root: this process was its co-root */
     int relay_root;             /* root of the last packet kept for relaying, or -1 */

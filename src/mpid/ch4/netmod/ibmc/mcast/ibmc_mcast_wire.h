@@ -90,10 +90,12 @@ static inline int32_t ibmc_mcast_seq_diff(uint32_t a, uint32_t b)
  * multicast packet (header and payload). */
 enum {
     IBMC_MCAST_RC_ACK = 1,      /* a = the sender's cumulative position (a co-root's:
-                                 * its subgroup's) */
+                                 * its subtree's; root >= 0 names the root when it goes
+                                 * to a parent co-root) */
     IBMC_MCAST_RC_NAK = 2,      /* positions [a, a + b) of root's message are missing */
     IBMC_MCAST_RC_DATA = 3,     /* a packet of root's message follows, sent again for a NAK */
-    IBMC_MCAST_RC_ACK_REQ = 4,  /* the root's window is stuck on the receiver: ACK now */
+    IBMC_MCAST_RC_ACK_REQ = 4,  /* the asker's window or aggregate is stuck on the
+                                 * receiver: ACK now (for root's messages, root >= 0) */
     IBMC_MCAST_RC_PROBE_ACK = 5,        /* the routing probe reached this member */
     IBMC_MCAST_RC_RELAY = 6     /* a packet of root's message follows, for a co-root */
 };
@@ -110,8 +112,9 @@ typedef struct {
     uint32_t context_id;
     uint32_t epoch;
     uint32_t a, b;
-    int32_t root;               /* NAK, DATA, RELAY: the root of the message; checked
-                                 * against the plan before it is believed */
+    int32_t root;               /* NAK, DATA, RELAY, and ACK or ACK_REQ between
+                                 * co-roots: the root of the message; checked against the
+                                 * plan before it is believed; otherwise -1 */
 } ibmc_mcast_rc_t;
 
 #endif /* IBMC_MCAST_WIRE_H_INCLUDED */
