@@ -15,7 +15,10 @@
  *   - a length mismatch ends the broadcast and is reported;
  *   - the deadline a caller may sleep until is when the timers act;
  *   - a co-root's broadcast completes before it relays the packet that
- *     completed it: the relays go at its next turn, none lost. */
+ *     completed it: the relays go at its next turn, none lost;
+ *   - a co-root below another co-root reports its subtree to it, naming the
+ *     root, once its leaf and its child co-root have caught up; an ACK that
+ *     names a root from a member that is not its child is dropped. */
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@ typedef struct {
     unsigned char pkt[PKT];
     size_t len;
     ibmc_mcast_rc_t h;
+    int to;
 } sent_t;
 
 /* The world of one member: what it sent, its clock, what its poll brings. */
@@ -77,9 +81,9 @@ static int w_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_r
 {
     world_t *w = io;
     (void) c;
-    (void) to;
     sent_t *s = &w->rc[w->nrc++];
     s->h = *h;
+    s->to = to;
     s->len = len;
     if (len)
         memcpy(s->pkt, pkt, len);
@@ -438,6 +442,61 @@ int main(void)
             }
         TAP_EXPECT_EQ(seen0, nk);
         TAP_EXPECT_EQ(seen1, nk);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&h->ch);
+        free(r);
+        free(h);
+    }
+
+    TAP_TEST("a co-root reports its leaf and child co-root to its parent co-root, naming the root") {
+        /* 16 members, subgroups of 2, root 0: groups g = m / 2, g's parent
+         * g without its highest bit; co-root 6 (g3) has leaf 7, child
+         * co-root 14 (g7) and parent co-root 2 (g1) */
+        enum { N = 16, HEAD = 6, LEAF = 7, CHILD = 14, PARENT = 2 };
+        ibmc_mcast_plan_t plan = ibmc_mcast_plan(N, 2, 0);
+        TAP_EXPECT_EQ(ibmc_mcast_plan_ack_to(&plan, HEAD), PARENT);
+        TAP_EXPECT_EQ(ibmc_mcast_plan_parent(&plan, CHILD), HEAD);
+        member_t *r = malloc(sizeof(*r)), *h = malloc(sizeof(*h));
+        member_init_n(r, N, 0);
+        member_init_n(h, N, HEAD);
+        ibmc_mcast_bcast_start(&r->ch, data, P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_start(&h->ch, out, P, 0);
+        ibmc_mcast_mcast_in(&h->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        TAP_EXPECT(test_until_done(&h->ch));
+        ibmc_mcast_bcast_finish(&h->ch);
+        ibmc_mcast_rc_t ack = {.kind = IBMC_MCAST_RC_ACK,.context_id = 7,.epoch = 1,.a = 1,.root = -1 };
+        ibmc_mcast_rc_t req = {.kind = IBMC_MCAST_RC_ACK_REQ,.context_id = 7,.epoch = 1,.root = 0 };
+        ibmc_mcast_rc_in(&h->ch, LEAF, &ack, NULL, 0);
+        /* its parent asks: the child co-root holds the aggregate at 0, so
+         * 0 goes up, and the child is asked in turn, for root 0 */
+        h->w.nrc = 0;
+        ibmc_mcast_rc_in(&h->ch, PARENT, &req, NULL, 0);
+        int up = -1, asked = 0;
+        for (int i = 0; i < h->w.nrc; i++) {
+            const sent_t *m = &h->w.rc[i];
+            if (m->h.kind == IBMC_MCAST_RC_ACK && m->to == PARENT && m->h.root == 0)
+                up = (int) m->h.a;
+            asked += m->h.kind == IBMC_MCAST_RC_ACK_REQ && m->to == CHILD && m->h.root == 0;
+        }
+        TAP_EXPECT_EQ(up, 0);
+        TAP_EXPECT_EQ(asked, 1);
+        /* the leaf claims to be a child co-root: dropped, counted, no report */
+        ack.root = 0;
+        h->w.nrc = 0;
+        uint64_t dropped = h->stats.dropped;
+        ibmc_mcast_rc_in(&h->ch, LEAF, &ack, NULL, 0);
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 1);
+        TAP_EXPECT_EQ(h->w.nrc, 0);
+        /* the child's aggregate for root 0 completes the subtree: it goes up */
+        ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
+        up = -1;
+        for (int i = 0; i < h->w.nrc; i++)
+            if (h->w.rc[i].h.kind == IBMC_MCAST_RC_ACK && h->w.rc[i].to == PARENT &&
+                h->w.rc[i].h.root == 0)
+                up = (int) h->w.rc[i].h.a;
+        TAP_EXPECT_EQ(up, 1);
+        TAP_EXPECT(h->stats.tree_acks >= 1);
         ibmc_mcast_chan_free(&r->ch);
         ibmc_mcast_chan_free(&h->ch);
         free(r);
