@@ -488,6 +488,14 @@ int main(void)
         ibmc_mcast_rc_in(&h->ch, LEAF, &ack, NULL, 0);
         TAP_EXPECT_EQ(h->stats.dropped, dropped + 1);
         TAP_EXPECT_EQ(h->w.nrc, 0);
+        /* a root past the communicator, in an ACK or an ACK request: dropped */
+        ack.root = N;
+        req.root = N;
+        ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
+        ibmc_mcast_rc_in(&h->ch, PARENT, &req, NULL, 0);
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 3);
+        TAP_EXPECT_EQ(h->w.nrc, 0);
+        ack.root = 0;
         /* the child's aggregate for root 0 completes the subtree: it goes up */
         ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
         up = -1;
