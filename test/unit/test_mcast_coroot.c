@@ -239,18 +239,18 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &q, 5, 0, lag, 4, &nlag), 5);
     }
 
-    TAP_TEST("aggregates go up every ack_every positions, or when owed and caught up") {
+    TAP_TEST("aggregates go up every half ack_every positions, or when owed and caught up") {
         ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 3, 9, 4));
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 4, 9, 4));
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 1, 9, 4));
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 2, 9, 4));
         ibmc_mcast_relay_sent(&r, 4, 4, 9);
         TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 4, 9, 4));  /* not moved */
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 9, 4));
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 5, 9, 4));
         owed[4] = 1;
         /* owed, but the members below are behind next: it waits for them */
-        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 6, 9, 4));
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 8, 9, 4));   /* moved by ack_every */
-        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 9, 9, 4));   /* caught up */
+        TAP_EXPECT(!ibmc_mcast_relay_due(&r, 4, 5, 9, 4));
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 6, 9, 4));   /* moved by half of ack_every */
+        TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 5, 5, 4));   /* caught up */
         TAP_EXPECT(ibmc_mcast_relay_due(&r, 4, 5, 9, 0));   /* no period: owed goes at once */
         ibmc_mcast_relay_sent(&r, 4, 6, 9);
         TAP_EXPECT(owed[4]);    /* 6 does not cover 9: still owed */

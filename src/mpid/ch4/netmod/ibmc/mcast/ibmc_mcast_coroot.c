@@ -272,7 +272,12 @@ int ibmc_mcast_relay_due(const ibmc_mcast_relay_t * r, int root, uint32_t agg, u
     int32_t moved = ibmc_mcast_seq_diff(agg, r->agg_sent[root]);
     if (moved <= 0)
         return 0;
-    if (ack_every && (uint32_t) moved >= ack_every)
+    /* Half an ACK interval: each level of the tree then holds back what
+     * the root learns by half an interval, not a whole one, and in long runs
+     * of broadcasts the root's window (64 by default, 16 for the interval)
+     * does not pass half full and ask every member for an ACK
+     * (bench/sim/README.md, "The ACK tree"). */
+    if (ack_every && 2 * (uint32_t) moved >= ack_every)
         return 1;
     /* An owed ACK that does not cover next yet waits for the slower members
      * below, instead of going up at each of their skewed turns: through a

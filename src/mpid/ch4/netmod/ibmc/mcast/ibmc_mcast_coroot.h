@@ -191,7 +191,7 @@ uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mca
 
 /* Should aggregate agg for root's messages go to this co-root's parent
  * now?  When it moved on since the last one sent, and either it moved by at
- * least ack_every positions, or an ACK is owed (the co-root's own skewed
+ * least half of ack_every positions, or an ACK is owed (the co-root's own skewed
  * turn, or its parent asked) and agg covers next, this process's own first
  * undelivered position.  With ack_every 0 (ACKs only when asked) an owed
  * one goes as soon as it moved.  ibmc_mcast_relay_sent() records the send. */
