@@ -11,7 +11,8 @@ run() { # NODES [ARGS]: prints coroot_acks and root_in_per_bcast
     n=$1; shift
     out=$(./ibmc_sim --nodes "$n" --size 1 --iters 100 --seed 1 "$@") ||
         { echo "FAIL: ibmc_sim --nodes $n $*: $out" >&2; return 1; }
-    echo "$out" | tr ' ' '\n' | sed -n 's/^root_in_per_bcast=//p; s/^coroot_acks=//p' | xargs
+    echo "$out" | tr ' ' '\n' |
+        awk -F= '$1 == "coroot_acks" { a = $2 } $1 == "root_in_per_bcast" { r = $2 } END { print a, r }'
 }
 small=$(run 64) || exit 1
 large=$(run 1024) || exit 1

@@ -872,8 +872,8 @@ int main(int argc, char *argv[])
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
            "subgroup=%d mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
-           "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu dropped=%llu "
-           "duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
+           "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu "
+           "dropped=%llu duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
            "recovery_worst_us=%llu root_in_per_bcast=%.2f root_out_per_bcast=%.2f msgs=%llu "
            "root_pkts_sent=%llu switch_copies=%llu switch_drops=%llu switch_dups=%llu "
            "switch_reordered=%llu bad_bytes=%llu sim_end_s=%.6f wall_s=%.2f result=%s\n",
@@ -883,8 +883,8 @@ int main(int argc, char *argv[])
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
                                     opt.nodes), mode_name[opt.mode], opt.skew * 1e6, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
-           sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped, sum.duplicates,
-           sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
+           sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped,
+           sum.duplicates, sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
            rec_worst, (double) g.node[0].handled / opt.iters, (double) g.node[0].sent / opt.iters,
            msgs,
            root_pkts,

@@ -496,6 +496,12 @@ int main(void)
         TAP_EXPECT_EQ(h->stats.dropped, dropped + 3);
         TAP_EXPECT_EQ(h->w.nrc, 0);
         ack.root = 0;
+        /* and a child's aggregate to a channel not yet set up */
+        h->ch.state = IBMC_MCAST_CHAN_PROBING;
+        ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
+        h->ch.state = IBMC_MCAST_CHAN_READY;
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 4);
+        TAP_EXPECT_EQ(h->w.nrc, 0);
         /* the child's aggregate for root 0 completes the subtree: it goes up */
         ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
         up = -1;

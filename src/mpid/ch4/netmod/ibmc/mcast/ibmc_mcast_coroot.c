@@ -67,7 +67,8 @@ int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int m
 
 int ibmc_mcast_plan_child_slots(int n, int s)
 {
-    int groups = (n + (s < 1 ? 1 : s) - 1) / (s < 1 ? 1 : s), k = 0;
+    ibmc_mcast_plan_t p = ibmc_mcast_plan(n, s, 0);
+    int groups = ibmc_mcast_plan_groups(&p), k = 0;
     while ((1 << k) < groups)
         k++;
     return k;

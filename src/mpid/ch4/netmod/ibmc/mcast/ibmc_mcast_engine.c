@@ -283,7 +283,8 @@ static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards)
      * last one to a late write on its board (read_board) */
     if (ask_laggards ||
         ibmc_mcast_relay_due(&c->relay, root, agg, c->rx.next, c->eng->params.ack_every)) {
-        int fresh = ask_laggards || c->said[to] != agg;
+        /* said[] records only what send_ack sent */
+        int fresh = ask_laggards || to != root || c->said[to] != agg;
         if (to == root) {
             CALL(send_ack(c, root, agg, ask_laggards));
         } else {
@@ -532,8 +533,10 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
     int live = c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING;
     switch (h->kind) {
         case IBMC_MCAST_RC_ACK:
+            if (h->root >= 0 && live)
+                return child_ack_in(c, from, h->root, h->a);
             if (h->root >= 0)
-                return live ? child_ack_in(c, from, h->root, h->a) : 0;
+                break;
             return ack_in(c, from, h->a);
         case IBMC_MCAST_RC_NAK:
             return nak_in(c, from, h);
