@@ -76,10 +76,11 @@ raw=$IBMC_BENCH_RAW
 cd /tmp || exit 1
 cols=(ibmc_mcast_pkts_sent ibmc_mcast_post_calls ibmc_mcast_send_cqes ibmc_mcast_pkts_recvd
       ibmc_mcast_echoes ibmc_mcast_acks_sent ibmc_mcast_acks_written ibmc_mcast_naks_sent
-      ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_retransmits
+      ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_naks_deferred
+      ibmc_mcast_retransmits
       ibmc_mcast_duplicates ibmc_eager_pkts_sent ibmc_eager_pkts_recvd ibmc_rdma_reads)
 heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_spared
-       naks_premature retransmits duplicates pt2pt_sent pt2pt_recvd rdma_reads)
+       naks_premature naks_deferred retransmits duplicates pt2pt_sent pt2pt_recvd rdma_reads)
 run() { # out iters np nodes alg size [wrapper...]
     local out=$1 iters=$2 np=$3 nodes=$4 alg=$5 size=$6; shift 6
     env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \

@@ -12,6 +12,8 @@
  *     channel's NAK timeout doubles, so the next broadcast waits longer;
  *   - a retransmission that fills a real gap lets the timeout shrink, below
  *     its configured start, down to two measured round trips;
+ *   - a timeout that ran out long before the process looked (it was not
+ *     running) sends no NAK and raises the timeout to twice the stall;
  *   - a length mismatch ends the broadcast and is reported;
  *   - the deadline a caller may sleep until is when the timers act;
  *   - a co-root's broadcast completes before it relays the packet that
@@ -290,7 +292,7 @@ int main(void)
         ibmc_mcast_bcast_finish(&root.ch);
         memset(out, 0, sizeof(out));
         ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
-        recv.w.t += 2 * before;
+        recv.w.t += 1.5 * before;
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), 1);
         /* then the root's packets arrive after all */
@@ -345,6 +347,34 @@ int main(void)
         }
         TAP_EXPECT(recv.ch.nak_timeout < params.nak_timeout_us * 1e-6 / 4);
         TAP_EXPECT(recv.ch.nak_timeout >= 2 * 10e-6 * 0.999);
+    }
+
+    TAP_TEST("a timeout that ran out while the process was away sends no NAK; a real loss is "
+             "asked for one raised timeout later") {
+        root.w.nmcast = 0;
+        ibmc_mcast_bcast_start(&root.ch, data, P, 0);
+        TAP_EXPECT(test_until_done(&root.ch));
+        ibmc_mcast_bcast_finish(&root.ch);
+        ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+        int before = naks(&recv);
+        /* the first look comes 3 ms after the deadline: a stall, not a loss */
+        recv.w.t += recv.ch.nak_timeout + 3e-3;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before);
+        TAP_EXPECT_EQ(recv.stats.naks_deferred, 1);
+        TAP_EXPECT(recv.ch.nak_timeout > 5.9e-3 && recv.ch.nak_timeout < 6.1e-3);
+        /* looking on time now, before and after the raised deadline */
+        recv.w.t += 5.5e-3;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before);
+        recv.w.t += 1e-3;
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before + 1);
+        TAP_EXPECT_EQ(recv.stats.naks_deferred, 1);
+        retransmit(&recv, &root.w.mcast[0], 10e-6);
+        TAP_EXPECT(test_until_done(&recv.ch));
+        ibmc_mcast_bcast_finish(&recv.ch);
+        TAP_EXPECT(!memcmp(out, data, P));
     }
 
     TAP_TEST("the deadline says when a receiver's NAK is due: nothing before it, a NAK after") {

@@ -106,6 +106,11 @@ void MPIDI_IBMC_pvars_register(void)
               "Timeout NAKs whose data then came by multicast after all (the root had not "
               "sent it yet, or was not running): each doubles that communicator's NAK "
               "timeout, up to 100 ms.");
+    IBMC_PVAR_MCAST(naks_deferred,
+              "NAK timeouts that ran out more than their own length before this process "
+              "looked (it was not running: descheduled, or another thread held the lock): "
+              "no NAK was sent, and that communicator's NAK timeout rose to twice the "
+              "lateness, up to 100 ms.");
     IBMC_PVAR_MCAST(retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
     IBMC_PVAR_MCAST(ack_probes,

@@ -140,7 +140,10 @@ cvars:
         premature: the root had not sent yet), and on each further silence
         within a broadcast, up to 100 ms.  When it runs out, the
         member first polls once more without giving the processor away, and
-        sends no NAK if that brings data.  From 1 to 10000000.
+        sends no NAK if that brings data.  When it ran out more than its own
+        length before the member looked (the process was not running), no
+        NAK goes either, and the timeout rises to twice that lateness, up to
+        100 ms.  From 1 to 10000000.
 
     - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
       category    : CH4_IBMC

@@ -752,17 +752,34 @@ static int recv_turn(ibmc_mcast_chan_t * c)
         c->cur.quiet_since = t;
         c->cur.timeout = c->nak_timeout;
     } else if (t - c->cur.quiet_since > c->cur.timeout) {
+        /* The timer ran out more than its own length ago: this process was
+         * not running (descheduled, or another thread held the lock), so
+         * the silence says more about the scheduler than about the fabric,
+         * and the root, on the same processors, was likely held up as
+         * well.  The channel's timeout rises to twice that stall instead of
+         * a NAK going: a NAK now asks for packets the root may not have
+         * sent (the premature NAKs of an oversubscribed node), while a real
+         * loss is asked for one longer timeout later.  A process that runs
+         * on its own core is never this late, and keeps its timeout. */
+        double late = t - c->cur.quiet_since - c->cur.timeout;
+        if (late > c->cur.timeout && c->cur.timeout < nak_max(c)) {
+            c->eng->stats->naks_deferred++;
+            c->nak_timeout = dmin(dmax(c->nak_timeout, 2 * late), nak_max(c));
+            c->cur.timeout = dmax(c->cur.timeout, c->nak_timeout);
+            c->cur.quiet_since = t;
+            return 0;
+        }
         ibmc_mcast_range_t r[NAK_RANGES];
         int n = ibmc_mcast_rx_missing(&c->rx, 1, r, NAK_RANGES);
         for (int i = 0; i < n; i++)
             CALL(send_nak(c, c->cur.root, r[i].first, r[i].count, 0));
-        c->cur.quiet_since = t;
         if (n) {
             c->nak_sent_at = t;
             c->nak_watch = 1;
             if (!c->nak_first_at)
                 c->nak_first_at = t;
         }
+        c->cur.quiet_since = t;
         c->cur.timeout = dmin(2 * c->cur.timeout, nak_max(c));
     }
     return 0;

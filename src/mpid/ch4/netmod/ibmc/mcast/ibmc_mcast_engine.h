@@ -60,6 +60,9 @@ typedef struct {
                                          * the data: no NAK went */
     unsigned long long naks_premature;  /* timeout NAKs whose data then came by multicast:
                                          * each doubles the channel's NAK timeout */
+    unsigned long long naks_deferred;   /* NAK timeouts that ran out while this process
+                                         * was not running: no NAK went, and the
+                                         * channel's NAK timeout rose to twice the stall */
     unsigned long long retransmits;     /* packets sent again over RC for NAKs */
     unsigned long long ack_probes;      /* ACK requests a stuck root (or a co-root) sent */
     unsigned long long relays;  /* packets sent over RC to co-roots */
