@@ -104,8 +104,8 @@ void MPIDI_IBMC_pvars_register(void)
               "processor away, found the data that had come meanwhile: no NAK was sent.");
     IBMC_PVAR_MCAST(naks_premature,
               "Timeout NAKs whose data then came by multicast after all (the root had not "
-              "sent it yet, or was not running): each doubles that communicator's NAK "
-              "timeout, up to 100 ms.");
+              "sent it yet, or was not running): each raises that communicator's NAK "
+              "timeout to twice the silence it ended, up to 100 ms.");
     IBMC_PVAR_MCAST(naks_deferred,
               "NAK timeouts that ran out more than their own length before this process "
               "looked (it was not running: descheduled, or another thread held the lock): "

@@ -135,10 +135,11 @@ cvars:
         loss shrinks it by a quarter, down to two round trips of a NAK and
         its answer as measured, so that on a fast fabric a lost tail is
         found in a few round trips; it doubles when a retransmission arrives
-        for a packet that multicast had delivered after all or when
-        multicast brings data that a timeout NAK asked for (the NAK was
-        premature: the root had not sent yet), and on each further silence
-        within a broadcast, up to 100 ms.  When it runs out, the
+        for a packet that multicast had delivered after all and on each
+        further silence within a broadcast, and when multicast brings data
+        that a timeout NAK asked for (the NAK was premature: the root had
+        not sent yet) it becomes twice the silence that NAK ended; up to
+        100 ms.  When it runs out, the
         member first polls once more without giving the processor away, and
         sends no NAK if that brings data.  When it ran out more than its own
         length before the member looked (the process was not running), no

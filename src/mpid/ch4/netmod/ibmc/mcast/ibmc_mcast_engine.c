@@ -402,11 +402,14 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
     if (!via_rc && v == IBMC_MCAST_RX_DELIVERED && c->nak_watch) {
         /* multicast brought a packet of the posted message after a timeout
          * NAK asked for everything missing: the NAK was premature (the root
-         * had not sent it yet, or was descheduled), and the timeout doubles
-         * for every later broadcast of the channel */
+         * had not sent it yet, or was descheduled).  The silence it ended
+         * lasted until now, so the channel's timeout becomes twice that (at
+         * least double the timeout that ran out): one premature NAK is
+         * enough to learn a late root's lateness, where doubling alone
+         * needs one per octave. */
         c->nak_watch = 0;
         c->eng->stats->naks_premature++;
-        c->nak_timeout = dmin(2 * c->nak_timeout, nak_max(c));
+        c->nak_timeout = dmin(2 * (now(c) - c->nak_quiet_from), nak_max(c));
     }
     if (via_rc && c->nak_sent_at > 0) {
         /* The NAK timeout learns from its answers.  Each one times a round
@@ -774,6 +777,7 @@ static int recv_turn(ibmc_mcast_chan_t * c)
         for (int i = 0; i < n; i++)
             CALL(send_nak(c, c->cur.root, r[i].first, r[i].count, 0));
         if (n) {
+            c->nak_quiet_from = c->cur.quiet_since;
             c->nak_sent_at = t;
             c->nak_watch = 1;
             if (!c->nak_first_at)

@@ -198,6 +198,7 @@ struct ibmc_mcast_chan {
     double srtt;                /* smoothed NAK-to-retransmission round trip */
     int nak_watch;              /* a timeout NAK is out: data that multicast brings
                                  * now proves it premature */
+    double nak_quiet_from;      /* ... and the silence it ended began then */
     double retire_deadline;
     /* this process's ACK board (ibmc_mcast_board.h), if it has one */
     int has_board;
