@@ -22,8 +22,18 @@ static int ceil_log2(int x)
     return k;
 }
 
+static int floor_log2(int x)
+{
+    int k = 0;
+    while ((2 << k) <= x)
+        k++;
+    return k;
+}
+
 /* Walks the relay tree from the root: every co-root is reached exactly once,
- * within ceil(log2(groups)) relays, and only from its parent. */
+ * within floor(log2(groups)) relays, and only from its parent; no head
+ * relays to more than IBMC_MCAST_RELAY_FANOUT, so the root's sends do not
+ * grow with the node count. */
 static int check_tree(const ibmc_mcast_plan_t * p)
 {
     int depth[MAXN], queue[MAXN], qn = 0, bad = 0, coroots = 0;
@@ -35,13 +45,14 @@ static int check_tree(const ibmc_mcast_plan_t * p)
     queue[qn++] = p->root;
     for (int i = 0; i < qn; i++) {
         int kids[MAXN], k = ibmc_mcast_plan_children(p, queue[i], kids, MAXN);
+        bad |= k > IBMC_MCAST_RELAY_FANOUT;
         for (int j = 0; j < k; j++) {
             int c = kids[j];
             bad |= !ibmc_mcast_plan_is_coroot(p, c) || depth[c] >= 0 ||
                 ibmc_mcast_plan_parent(p, c) != queue[i] ||
                 !ibmc_mcast_plan_may_send(p, queue[i], c);
             depth[c] = depth[queue[i]] + 1;
-            bad |= depth[c] > ceil_log2(ibmc_mcast_plan_groups(p));
+            bad |= depth[c] > floor_log2(ibmc_mcast_plan_groups(p));
             /* each child has a slot of its own below its parent */
             int slot = ibmc_mcast_plan_child_slot(p, queue[i], c);
             bad |= slot < 0 || slot >= ibmc_mcast_plan_child_slots(p->n, p->s);
@@ -52,6 +63,18 @@ static int check_tree(const ibmc_mcast_plan_t * p)
     }
     bad |= qn != coroots + 1 || coroots != ibmc_mcast_plan_groups(p) - 1;
     return !bad;
+}
+
+/* Head h's children in plan p are exactly want[0..n-1], in order. */
+static int children_are(const ibmc_mcast_plan_t * p, int h, const int *want, int n)
+{
+    int kids[MAXN], k = ibmc_mcast_plan_children(p, h, kids, MAXN);
+    if (k != n)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (kids[i] != want[i])
+            return 0;
+    return 1;
 }
 
 int main(void)
@@ -113,7 +136,7 @@ int main(void)
     TAP_TEST("a known layout: 10 members, s = 3, root 4") {
         /* relative order 4 5 6 | 7 8 9 | 0 1 2 | 3 */
         ibmc_mcast_plan_t p = ibmc_mcast_plan(10, 3, 4);
-        int kids[8], k;
+        int kids[8];
         TAP_EXPECT_EQ(ibmc_mcast_plan_groups(&p), 4);
         TAP_EXPECT_EQ(ibmc_mcast_plan_head(&p, 6), 4);
         TAP_EXPECT_EQ(ibmc_mcast_plan_head(&p, 9), 7);
@@ -121,16 +144,22 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_mcast_plan_head(&p, 3), 3);
         TAP_EXPECT_EQ(ibmc_mcast_plan_ack_to(&p, 8), 7);
         TAP_EXPECT_EQ(ibmc_mcast_plan_ack_to(&p, 7), 4);
-        k = ibmc_mcast_plan_children(&p, 4, kids, 8);
-        TAP_EXPECT_EQ(k, 2);
-        TAP_EXPECT_EQ(kids[0], 7);
-        TAP_EXPECT_EQ(kids[1], 0);
-        k = ibmc_mcast_plan_children(&p, 7, kids, 8);
-        TAP_EXPECT_EQ(k, 1);
-        TAP_EXPECT_EQ(kids[0], 3);
+        TAP_EXPECT(children_are(&p, 4, (int[]) { 7, 0 }, 2));
+        TAP_EXPECT(children_are(&p, 7, (int[]) { 3 }, 1));
         TAP_EXPECT_EQ(ibmc_mcast_plan_parent(&p, 3), 7);
         TAP_EXPECT_EQ(ibmc_mcast_plan_children(&p, 8, kids, 8), 0);     /* a leaf */
         TAP_EXPECT_EQ(ibmc_mcast_plan_children(&p, 4, kids, 1), 1);     /* at most max */
+    }
+
+    TAP_TEST("a known layout: 64 members, s = 2, root 0: the root relays to 2 of 31 co-roots") {
+        /* groups g = m / 2; g's children 2g + 1 and 2g + 2 */
+        ibmc_mcast_plan_t p = ibmc_mcast_plan(64, 2, 0);
+        TAP_EXPECT(children_are(&p, 0, (int[]) { 2, 4 }, 2));
+        TAP_EXPECT(children_are(&p, 6, (int[]) { 14, 16 }, 2));
+        TAP_EXPECT(children_are(&p, 32, NULL, 0));      /* g16: a leaf of the tree */
+        TAP_EXPECT_EQ(ibmc_mcast_plan_parent(&p, 62), 30);      /* g31, the first child of g15 */
+        TAP_EXPECT_EQ(ibmc_mcast_plan_child_slot(&p, 30, 62), 0);
+        TAP_EXPECT_EQ(ibmc_mcast_plan_child_slots(64, 2), 2);
     }
 
     static unsigned char ring[W * (sizeof(ibmc_mcast_hdr_t) + P)];

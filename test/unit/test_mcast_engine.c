@@ -483,7 +483,7 @@ int main(void)
 
     TAP_TEST("a co-root reports its leaf and child co-root to its parent co-root, naming the root") {
         /* 16 members, subgroups of 2, root 0: groups g = m / 2, g's parent
-         * g without its highest bit; co-root 6 (g3) has leaf 7, child
+         * (g - 1) / 2; co-root 6 (g3) has leaf 7, child
          * co-root 14 (g7) and parent co-root 2 (g1) */
         enum { N = 16, HEAD = 6, LEAF = 7, CHILD = 14, PARENT = 2 };
         ibmc_mcast_plan_t plan = ibmc_mcast_plan(N, 2, 0);

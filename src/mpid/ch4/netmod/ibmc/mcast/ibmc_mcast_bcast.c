@@ -76,17 +76,20 @@ cvars:
         Mamidala and Panda).  For each root the members are split into
         subgroups of this many, counted from the root; the first of each
         other subgroup is a co-root, which also gets every packet over RC,
-        relayed down a binomial tree of co-roots, answers its subgroup's
-        NAKs and acknowledges for it, so a root hears from about
-        size/SUBGROUP + SUBGROUP members instead of all.  0 (the default)
-        takes it from the model of the root's time per packet, T_um*log2(n/s)
-        + T_pack*s/M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member
-        acknowledges once every M packets), whose minimum is at s =
-        M*T_um/(T_pack*ln 2): 2*M with the published InfiniBand figures in
-        doc/benchmarks.md (32 with the default M), so communicators of up to
-        that many nodes have no co-roots; with M = 0 there are none.  A value
-        at least the communicator's size also means none.  All processes
-        must agree.
+        relayed down a binary tree of co-roots (the root and each co-root
+        relay to at most 2), answers its subgroup's NAKs and acknowledges for
+        its subgroup and the co-roots below it, so a root hears from
+        SUBGROUP - 1 members and 2 co-roots instead of all.  0 (the default)
+        means 2*M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member
+        acknowledges once every M packets): 32 with the default M.  That is
+        the minimum of seed 000's model of the root's time per packet,
+        T_um*log2(n/s) + T_pack*s/M, with the published InfiniBand figures
+        in doc/benchmarks.md; with the binary tree the relay term stays at
+        2*T_um, and 2*M keeps a head at about 2 ACKs per packet while the
+        relays add one RC copy per packet per 2*M members.  Communicators of
+        up to 2*M nodes have no co-roots; with M = 0 there are none.  A
+        value at least the communicator's size also means none.  All
+        processes must agree.
 
     - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
       category    : CH4_IBMC

@@ -38,18 +38,17 @@ int ibmc_mcast_plan_ack_to(const ibmc_mcast_plan_t * p, int m)
     return h == m ? ibmc_mcast_plan_parent(p, m) : h;
 }
 
-/* The heads form a binomial tree over their subgroup numbers, rooted at
- * subgroup 0 (the root's): g's parent is g without its highest set bit, so
- * a packet reaches the last co-root after ceil(log2(groups)) relays (the
- * log2(n/s) hops of seed 000 §7.1's T_rc). */
+/* The heads form a complete K-ary tree over their subgroup numbers (K =
+ * IBMC_MCAST_RELAY_FANOUT), rooted at subgroup 0 (the root's): g's parent
+ * is (g - 1) / K, so a packet reaches the last co-root after
+ * floor(log_K(groups)) relays or fewer (for K = 2, the log2(n/s) hops of
+ * seed 000 §7.1's T_rc), and no head relays to more than K. */
 int ibmc_mcast_plan_parent(const ibmc_mcast_plan_t * p, int m)
 {
     if (!ibmc_mcast_plan_is_coroot(p, m))
         return -1;
-    int g = rel_of(p, m) / p->s, top = 1;
-    while (top * 2 <= g)
-        top *= 2;
-    return member_at(p, (g - top) * p->s);
+    int g = rel_of(p, m) / p->s;
+    return member_at(p, (g - 1) / IBMC_MCAST_RELAY_FANOUT * p->s);
 }
 
 int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int max)
@@ -57,33 +56,26 @@ int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int m
     if (!valid(p, h) || ibmc_mcast_plan_head(p, h) != h)
         return 0;
     int g = rel_of(p, h) / p->s, groups = ibmc_mcast_plan_groups(p), k = 0;
-    int bit = 1;
-    while (bit <= g)
-        bit *= 2;
-    for (; g + bit < groups && k < max; bit *= 2)
-        out[k++] = member_at(p, (g + bit) * p->s);
+    for (int c = IBMC_MCAST_RELAY_FANOUT * g + 1;
+         c <= IBMC_MCAST_RELAY_FANOUT * g + IBMC_MCAST_RELAY_FANOUT && c < groups && k < max; c++)
+        out[k++] = member_at(p, c * p->s);
     return k;
 }
 
 int ibmc_mcast_plan_child_slots(int n, int s)
 {
     ibmc_mcast_plan_t p = ibmc_mcast_plan(n, s, 0);
-    int groups = ibmc_mcast_plan_groups(&p), k = 0;
-    while ((1 << k) < groups)
-        k++;
-    return k;
+    int others = ibmc_mcast_plan_groups(&p) - 1;
+    return others < IBMC_MCAST_RELAY_FANOUT ? others : IBMC_MCAST_RELAY_FANOUT;
 }
 
-/* A head in group g has the children g + 2^j for every 2^j > g
+/* A head in group g has the children K*g + 1 + j, j < K
  * (ibmc_mcast_plan_parent), so j names the child. */
 int ibmc_mcast_plan_child_slot(const ibmc_mcast_plan_t * p, int h, int m)
 {
     if (!valid(p, h) || ibmc_mcast_plan_parent(p, m) != h)
         return -1;
-    int d = rel_of(p, m) / p->s - rel_of(p, h) / p->s, j = 0;
-    while ((1 << j) < d)
-        j++;
-    return j;
+    return rel_of(p, m) / p->s - (IBMC_MCAST_RELAY_FANOUT * (rel_of(p, h) / p->s) + 1);
 }
 
 int ibmc_mcast_plan_may_send(const ibmc_mcast_plan_t * p, int from, int to)
@@ -257,10 +249,13 @@ uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mca
             int m = (p->root + rel) % p->n;
             fold(&l, m, r->leaf_acked[m]);
         }
-        for (int j = 0; j < r->child_slots && g + (1 << j) < groups; j++)
-            if ((1 << j) > g)
-                fold(&l, (p->root + (g + (1 << j)) * p->s) % p->n,
-                     r->child_acked[(size_t) p->root * r->child_slots + j]);
+        for (int j = 0; j < r->child_slots; j++) {
+            int child = IBMC_MCAST_RELAY_FANOUT * g + 1 + j;
+            if (child >= groups)
+                break;
+            fold(&l, (p->root + child * p->s) % p->n,
+                 r->child_acked[(size_t) p->root * r->child_slots + j]);
+        }
     }
     if (nlag)
         *nlag = l.behind ? l.k : 0;

@@ -8,8 +8,12 @@
  * (counted from the root).  The first member of a subgroup is its head: the
  * root for subgroup 0, a co-root for the others.  Then
  *   - a co-root receives every packet of the root's messages reliably, over
- *     RC, relayed down a binomial tree of the heads (seed 000 §4.3 step 2),
- *     besides by multicast; whichever comes first is delivered;
+ *     RC, relayed down a tree of the heads (seed 000 §4.3 step 2), besides
+ *     by multicast; whichever comes first is delivered.  The tree is binary
+ *     (IBMC_MCAST_RELAY_FANOUT), not the seed's binomial one: a binomial
+ *     root relays every packet to log2(n/s) co-roots, so its work would
+ *     grow with the node count, while here the root and every co-root
+ *     relay to at most 2, at the same depth, floor(log2(n/s));
  *   - a co-root keeps a copy of every such packet and answers its
  *     subgroup's NAKs from it, so the root retransmits only to its own
  *     subgroup and to co-roots;
@@ -17,8 +21,8 @@
  *     head; a co-root acknowledges, to its parent in the relay tree (the
  *     root or a co-root), the lowest position that it, its leaves and the
  *     co-roots below it have delivered.  The root so hears from s - 1
- *     leaves and its children in the relay tree, at most ceil(log2(n/s)),
- *     instead of n - 1 members (or n/s - 1 co-roots if every co-root
+ *     leaves and its children in the relay tree, at most 2, instead of
+ *     n - 1 members (or n/s - 1 co-roots if every co-root
  *     reported to it), and its window (flow control, ibmc_mcast_tx.h)
  *     still never passes a member that is behind: a co-root's ACK covers
  *     its subtree.
@@ -53,6 +57,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ibmc_mcast_wire.h"
+
+/* Children per head in the relay tree: subgroup g's are K*g + 1 .. K*g + K.
+ * 2 keeps the tree as deep as a binomial one and the root's sends per
+ * packet at 3 whatever the node count. */
+#define IBMC_MCAST_RELAY_FANOUT 2
 
 /* The subgroups of one root's messages. */
 typedef struct {
@@ -94,7 +103,8 @@ int ibmc_mcast_plan_parent(const ibmc_mcast_plan_t * p, int m);
 int ibmc_mcast_plan_children(const ibmc_mcast_plan_t * p, int h, int *out, int max);
 
 /* How many children a head can have in a plan of n members and subgroups
- * of s: ceil(log2(groups)); child_acked keeps that many per root. */
+ * of s: IBMC_MCAST_RELAY_FANOUT, fewer when there are fewer other
+ * subgroups; child_acked keeps that many per root. */
 int ibmc_mcast_plan_child_slots(int n, int s);
 
 /* Which of head h's children co-root m is (0 .. child_slots - 1), or -1

@@ -42,13 +42,15 @@ void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * 
     eng->faults = faults;
 }
 
-/* A subgroup of 0 is the model's choice: the root spends T_um*log2(n/s) relaying a
- * packet to the co-roots and T_pack*s/M on the ACKs of its s - 1 leaves and
- * its co-roots, each of which acknowledges once every M packets (seed 000
- * §7.2's cost, with §4.4's delayed ACKs, which the seed says combine with
- * co-roots); the minimum, s = M*T_um/(T_pack*ln 2), is 2*M with the
- * published InfiniBand parameters (bench/model.py coroots).  No M (ACKs
- * only when asked) leaves no ACK load to share: no co-roots. */
+/* A subgroup of 0 is 2*M.  Seed 000 §7.2's cost of the root per packet,
+ * T_um*log2(n/s) for binomial relays plus T_pack*s/M for the ACKs of its
+ * s - 1 leaves and its co-roots, each once every M packets (§4.4's delayed
+ * ACKs), is least at s = M*T_um/(T_pack*ln 2), 2*M with the published
+ * InfiniBand parameters (bench/model.py coroots).  With the binary relay
+ * tree (ibmc_mcast_coroot.h) the relay term is a constant 2*T_um, and 2*M
+ * keeps every head at about 2 ACKs per packet while relays add one RC copy
+ * per packet per 2*M members.  No M (ACKs only when asked) leaves no ACK
+ * load to share: no co-roots. */
 int ibmc_mcast_subgroup_size(const ibmc_mcast_params_t * params, int size)
 {
     int s = params->subgroup, m = (int) params->ack_every;
