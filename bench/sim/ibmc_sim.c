@@ -68,6 +68,7 @@ static struct {
     uint64_t seed;
     uint32_t window, ack_every;
     int subgroup;
+    int relay_on_loss;          /* co-roots NAK their parent, no relays */
     uint32_t mtu;
     int rotate;
     int barrier;
@@ -525,7 +526,8 @@ static void node_main(int argc, char *argv[])
     int err = 0;
 
     ibmc_mcast_params_t params = {.window = opt.window,.ack_every = opt.ack_every,
-        .subgroup = opt.subgroup,.nak_timeout_us = opt.nak_timeout_us,
+        .subgroup = opt.subgroup,.relay_on_loss = opt.relay_on_loss,
+        .nak_timeout_us = opt.nak_timeout_us,
         .nak_max_us = opt.nak_max_us,.rdma_acks = 0
     };
     ibmc_mcast_engine_init(&me->eng, &ops, me, &params, &me->st, NULL);
@@ -644,7 +646,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--dup P] [--reorder P [--reorder-us D]] [--seed S]\n"
-            "       [--window W] [--ack-every M] [--subgroup S] [--mtu 4096] [--rotate]\n"
+            "       [--window W] [--ack-every M] [--subgroup S] [--relay-on-loss] [--mtu 4096] [--rotate]\n"
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
             "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n");
@@ -688,6 +690,8 @@ int main(int argc, char *argv[])
             opt.ack_every = (uint32_t) atoi(v);
         else if (ARG("--subgroup"))
             opt.subgroup = atoi(v);
+        else if (!strcmp(a, "--relay-on-loss"))
+            opt.relay_on_loss = 1;
         else if (ARG("--mtu"))
             opt.mtu = (uint32_t) atoi(v);
         else if (ARG("--bw"))
@@ -870,7 +874,7 @@ int main(int argc, char *argv[])
     double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
     double in_bcast = g.in_bcast_n ? g.in_bcast / (double) g.in_bcast_n * 1e6 : 0;
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
-           "subgroup=%d mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
+           "subgroup=%d relay=%s mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu "
            "dropped=%llu duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
@@ -881,7 +885,8 @@ int main(int argc, char *argv[])
            (unsigned long long) opt.seed, opt.window, opt.ack_every,
            ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
-                                    opt.nodes), mode_name[opt.mode], opt.skew * 1e6, lat, span,
+                                    opt.nodes), opt.relay_on_loss ? "on-loss" : "always",
+           mode_name[opt.mode], opt.skew * 1e6, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped,
            sum.duplicates, sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,

@@ -34,7 +34,9 @@
  * With --coroots, channels are expected to have co-roots
  * (MPIR_CVAR_IBMC_MCAST_SUBGROUP below the number of nodes): packets were
  * relayed to them over RC and they acknowledged for their subgroups; without
- * it, neither may have happened.  With --ack-tree (at least four subgroups,
+ * it, neither may have happened.  With --relay-on-loss as well
+ * (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY=0), nothing was relayed.  lossless
+ * also asks that no packet arrived twice, except as a relay.  With --ack-tree (at least four subgroups,
  * so that some co-root's parent in the relay tree is another co-root), some
  * co-roots' ACKs went to a parent co-root; without it, none did.
  * ACKs: unless --rc-acks (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0), most of them
@@ -88,7 +90,8 @@ static unsigned long long pvar(const char *name)
 int main(int argc, char **argv)
 {
     const char *expect = NULL;
-    int coroots = 0, rc_acks = 0, late_acks = 0, ack_tree = 0, relay_repairs = 0;
+    int coroots = 0, rc_acks = 0, late_acks = 0, ack_tree = 0, relay_repairs = 0,
+        relay_on_loss = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
@@ -101,6 +104,8 @@ int main(int argc, char **argv)
             ack_tree = 1;
         else if (!strcmp(argv[i], "--relay-repairs"))
             relay_repairs = 1;
+        else if (!strcmp(argv[i], "--relay-on-loss"))
+            relay_on_loss = 1;
         else if (!strcmp(argv[i], "--late-acks"))
             late_acks = 1;
         else
@@ -161,7 +166,7 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 22
+#define NV 23
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
@@ -170,7 +175,7 @@ int main(int argc, char **argv)
         "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_acks_read",
         "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
         "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
-        "ibmc_mcast_tree_acks"
+        "ibmc_mcast_tree_acks", "ibmc_mcast_duplicates"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -219,6 +224,15 @@ int main(int argc, char **argv)
                    tot[4], tot[3]);
             ok = 0;
         }
+        /* Without loss or retransmission the only second copies are the
+         * relays every co-root gets (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY):
+         * with none, no packet may arrive twice */
+        int relayed = coroots && !relay_on_loss;
+        if (!strcmp(expect, "lossless") && (relayed ? tot[22] > tot[10] : tot[22] != 0)) {
+            printf("bcast_mcast: FAIL: %llu duplicates without loss (%llu relayed)\n", tot[22],
+                   tot[10]);
+            ok = 0;
+        }
         if (!strcmp(expect, "recovery") &&
             (tot[7] == 0 || (relay_repairs ? tot[10] == 0 : (tot[4] == 0 || tot[8] == 0)))) {
             printf("bcast_mcast: FAIL: %llu injected losses, %llu retransmissions, %llu "
@@ -227,11 +241,13 @@ int main(int argc, char **argv)
             ok = 0;
         }
         /* co-roots (--coroots: MPIR_CVAR_IBMC_MCAST_SUBGROUP below the
-         * number of nodes) get every packet relayed over RC and acknowledge
-         * for their subgroups; without them neither happens */
-        if (mcast && ((tot[10] > 0) != coroots || (tot[11] > 0) != coroots)) {
-            printf("bcast_mcast: FAIL: %s co-roots, but %llu packets relayed to co-roots and "
-                   "%llu co-root ACKs\n", coroots ? "expected" : "expected no", tot[10], tot[11]);
+         * number of nodes) get every packet relayed over RC, unless
+         * --relay-on-loss (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY=0), and
+         * acknowledge for their subgroups; without them neither happens */
+        if (mcast && ((tot[10] > 0) != relayed || (tot[11] > 0) != coroots)) {
+            printf("bcast_mcast: FAIL: %s co-roots%s, but %llu packets relayed to co-roots and "
+                   "%llu co-root ACKs\n", coroots ? "expected" : "expected no",
+                   relay_on_loss ? " relaying nothing" : "", tot[10], tot[11]);
             ok = 0;
         }
         if (mcast && (tot[21] > 0) != ack_tree) {

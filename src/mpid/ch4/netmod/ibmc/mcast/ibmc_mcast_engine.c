@@ -349,8 +349,10 @@ static int after_packet(ibmc_mcast_chan_t * c)
 {
     int err;
     ibmc_mcast_range_t r[NAK_RANGES];
-    /* a co-root gets every packet by relay: a gap is a relay on its way */
-    if (c->rx.posted && !is_coroot(c, c->rx.root)) {
+    /* a co-root that gets every packet by relay sees a gap as a relay on
+     * its way; one that gets only losses by RC asks its parent, which
+     * answers from its copy or once it has one */
+    if (c->rx.posted && (c->eng->params.relay_on_loss || !is_coroot(c, c->rx.root))) {
         int n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
         for (int i = 0; i < n; i++)
             CALL(send_nak(c, c->rx.root, r[i].first, r[i].count, 1));
@@ -389,13 +391,19 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
         c->relay_root = src;
         /* relayed at the next turn: a co-root receives by multicast like
          * everyone, and its relays only matter to co-roots below it that
-         * lose the packet, so the sends need not delay its own broadcast */
-        if (c->relay_due_n == c->eng->params.window)
-            CALL(relay_due_flush(c));
-        ibmc_mcast_relay_due_t *due = &c->relay_due[c->relay_due_n++];
-        due->pkt = kept;
-        due->len = len;
-        due->root = src;
+         * lose the packet, so the sends need not delay its own broadcast.
+         * With relay_on_loss nothing is relayed: the co-roots below ask for
+         * what they lose, and in a fabric that loses nothing, no RC copy
+         * goes (seed 000 §4.3 pays one per packet per co-root, and counts
+         * the duplicates it makes among its costs). */
+        if (!c->eng->params.relay_on_loss) {
+            if (c->relay_due_n == c->eng->params.window)
+                CALL(relay_due_flush(c));
+            ibmc_mcast_relay_due_t *due = &c->relay_due[c->relay_due_n++];
+            due->pkt = kept;
+            due->len = len;
+            due->root = src;
+        }
         /* leaves that asked for it before it came */
         int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
         for (int i = 0; i < n; i++)
@@ -663,7 +671,7 @@ static int root_send(ibmc_mcast_chan_t * c, int *blocked)
         posted++;
         c->eng->stats->pkts_sent++;
         c->eng->stats->bytes_sent += len;
-        if (c->relay_ring)
+        if (c->relay_ring && !c->eng->params.relay_on_loss)
             CALL(relay_on(c, c->rank, pkt, len));
     }
     if (posted)

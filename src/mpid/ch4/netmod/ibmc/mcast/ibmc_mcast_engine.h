@@ -133,6 +133,9 @@ typedef struct {
     uint32_t nak_timeout_us;    /* the NAK timeout's floor */
     uint32_t nak_max_us;        /* its ceiling, and the laggard probes' longest interval */
     int rdma_acks;              /* try write_ack before an RC ACK */
+    int relay_on_loss;          /* co-roots get by RC only what multicast lost them:
+                                 * they NAK their parent like a leaf its head,
+                                 * instead of getting every packet relayed */
 } ibmc_mcast_params_t;
 
 /* One process's engine: its world and its settings. */

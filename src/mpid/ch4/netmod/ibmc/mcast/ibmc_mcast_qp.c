@@ -171,7 +171,8 @@ MPIDI_IBMC_mcast_t *MPIDI_IBMC_mcast_get(MPIDI_IBMC_state_t * st)
             .subgroup = MPIR_CVAR_IBMC_MCAST_SUBGROUP,
             .nak_timeout_us = (uint32_t) MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT,
             .nak_max_us = IBMC_MCAST_NAK_MAX_US,
-            .rdma_acks = MPIR_CVAR_IBMC_MCAST_RDMA_ACKS
+            .rdma_acks = MPIR_CVAR_IBMC_MCAST_RDMA_ACKS,
+            .relay_on_loss = !MPIR_CVAR_IBMC_MCAST_COROOT_RELAY
         };
         ibmc_mcast_engine_init(&mc->eng, &MPIDI_IBMC_mcast_ops, st, &params,
                                &MPIDI_IBMC_pvars.mcast, &mc->faults);
