@@ -173,8 +173,7 @@ int main(void)
         unsigned char pkt[sizeof(ibmc_mcast_hdr_t) + P];
         const void *got;
         size_t len;
-        int root;
-        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 0, &got, &len, &root));  /* empty: a miss */
+        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 0, 4, &got, &len));      /* empty: a miss */
         for (uint32_t pos = 0; pos < 12; pos++) {
             ibmc_mcast_hdr_t h = {.magic = IBMC_MCAST_MAGIC,.seq = pos,.payload_len = P - 1 };
             memcpy(pkt, &h, sizeof(h));
@@ -183,37 +182,62 @@ int main(void)
         }
         int ok = 1;
         for (uint32_t pos = 4; pos < 12; pos++) {
-            ok &= ibmc_mcast_relay_lookup(&r, pos, &got, &len, &root) && root == 4 &&
+            ok &= ibmc_mcast_relay_lookup(&r, pos, 4, &got, &len) &&
                 len == sizeof(ibmc_mcast_hdr_t) + P - 1 &&
                 ((const unsigned char *) got)[sizeof(ibmc_mcast_hdr_t) + P - 2] == pos + 1;
         }
         TAP_EXPECT(ok);
         /* 0-3 were overwritten by 8-11 */
-        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 3, &got, &len, &root));
-        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 12, &got, &len, &root));
-        TAP_EXPECT_EQ(r.misses, 3);
+        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 3, 4, &got, &len));
+        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 12, 4, &got, &len));
+        /* kept as root 4's: not an answer for a member that asks for root 5's */
+        TAP_EXPECT(!ibmc_mcast_relay_lookup(&r, 8, 5, &got, &len));
+        TAP_EXPECT_EQ(r.misses, 4);
         TAP_EXPECT_EQ(r.served, 8);
     }
 
     TAP_TEST("a NAK for a packet not yet relayed is answered when it comes") {
         int who[IBMC_MCAST_RELAY_WAITERS + 1];
         ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 5), 1);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 5), 1);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 5), 1);      /* asked again: kept once */
-        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 6), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 5, 0), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 4, 5, 0), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 5, 0), 1);   /* asked again: kept once */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 6, 0), 1);
         TAP_EXPECT_EQ(r.waits, 3);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, who, 8), 0);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 5, who, 8), 2);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 4, 0, who, 8), 0);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 5, 0, who, 8), 2);
         TAP_EXPECT(who[0] == 8 && who[1] == 9);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 5, who, 8), 0);      /* answered once */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 5, 0, who, 8), 0);   /* answered once */
         /* a window later, a waiter for 6 is stale: every member has it */
-        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 6 + W, who, 8), 0);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 6 + W, 0, who, 8), 0);
         TAP_EXPECT_EQ(r.nwaiters, 0);
         /* the list is bounded */
         for (int i = 0; i < IBMC_MCAST_RELAY_WAITERS; i++)
-            ibmc_mcast_relay_wait(&r, 8, 100 + (uint32_t) i);
-        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 100), 0);
+            ibmc_mcast_relay_wait(&r, 8, 4, 100 + (uint32_t) i, 0);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 4, 100, 0), 0);
+    }
+
+    TAP_TEST("a timeout NAK's waiter is answered only by a packet this co-root had to ask for") {
+        int who[8];
+        ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
+        /* by multicast: the leaf's timeout NAK was early, it has the packet too */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 5, 1), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 5, 0, who, 8), 0);
+        TAP_EXPECT_EQ(r.nwaiters, 0);   /* and forgotten: the leaf asks again if not */
+        /* as the answer to this co-root's NAK: lost here, likely there too */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 6, 1), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 9, 4, 6, 0), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 6, 1, who, 8), 2);
+        TAP_EXPECT(who[0] == 8 && who[1] == 9);
+        /* a gap NAK after a timeout NAK for the same packet proves it was sent */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 7, 1), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 4, 7, 0), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 7, 0, who, 8), 1);
+        TAP_EXPECT_EQ(who[0], 8);
+        /* a member that took the position for another root's gets nothing */
+        TAP_EXPECT_EQ(ibmc_mcast_relay_wait(&r, 8, 3, 9, 0), 1);
+        TAP_EXPECT_EQ(ibmc_mcast_relay_waiters(&r, 4, 9, 1, who, 8), 0);
+        TAP_EXPECT_EQ(r.nwaiters, 0);
     }
 
     TAP_TEST("the aggregate is the slowest of the co-root, its leaves and its child co-roots") {

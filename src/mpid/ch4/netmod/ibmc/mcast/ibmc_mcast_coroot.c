@@ -134,45 +134,52 @@ const void *ibmc_mcast_relay_keep(ibmc_mcast_relay_t * r, const void *pkt, size_
     return slot;
 }
 
-int ibmc_mcast_relay_lookup(ibmc_mcast_relay_t * r, uint32_t pos, const void **pkt, size_t * len,
-                            int *root)
+int ibmc_mcast_relay_lookup(ibmc_mcast_relay_t * r, uint32_t pos, int root, const void **pkt,
+                            size_t * len)
 {
     uint32_t i = pos & (r->window - 1);
     const unsigned char *slot = r->ring + (size_t) i * slot_size(r);
     ibmc_mcast_hdr_t h;
     memcpy(&h, slot, sizeof(h));
-    if (r->ring_root[i] < 0 || h.seq != pos || h.payload_len > r->payload_max) {
+    if (r->ring_root[i] < 0 || r->ring_root[i] != root || h.seq != pos ||
+        h.payload_len > r->payload_max) {
         r->misses++;
         return 0;
     }
     *pkt = slot;
     *len = sizeof(h) + h.payload_len;
-    *root = r->ring_root[i];
     r->served++;
     return 1;
 }
 
-int ibmc_mcast_relay_wait(ibmc_mcast_relay_t * r, int m, uint32_t pos)
+int ibmc_mcast_relay_wait(ibmc_mcast_relay_t * r, int m, int root, uint32_t pos, int timed)
 {
     for (int i = 0; i < r->nwaiters; i++)
-        if (r->waiters[i].member == m && r->waiters[i].pos == pos)
+        if (r->waiters[i].member == m && r->waiters[i].pos == pos) {
+            r->waiters[i].root = root;
+            r->waiters[i].timed &= timed;
             return 1;
+        }
     if (r->nwaiters == IBMC_MCAST_RELAY_WAITERS)
         return 0;
     r->waiters[r->nwaiters].member = m;
+    r->waiters[r->nwaiters].root = root;
     r->waiters[r->nwaiters].pos = pos;
+    r->waiters[r->nwaiters].timed = !!timed;
     r->nwaiters++;
     r->waits++;
     return 1;
 }
 
-int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, uint32_t pos, int *out, int max)
+int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, int root, uint32_t pos, int answered,
+                             int *out, int max)
 {
     int k = 0, kept = 0;
     for (int i = 0; i < r->nwaiters; i++) {
         ibmc_mcast_waiter_t w = r->waiters[i];
-        if (w.pos == pos && k < max) {
-            out[k++] = w.member;
+        if (w.pos == pos) {
+            if (w.root == root && (!w.timed || answered) && k < max)
+                out[k++] = w.member;
             continue;
         }
         if (ibmc_mcast_seq_diff(w.pos, pos) <= -(int32_t) r->window)

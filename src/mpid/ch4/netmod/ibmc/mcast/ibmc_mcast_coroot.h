@@ -117,11 +117,14 @@ int ibmc_mcast_plan_child_slot(const ibmc_mcast_plan_t * p, int h, int m);
 int ibmc_mcast_plan_may_send(const ibmc_mcast_plan_t * p, int from, int to);
 
 /* A leaf's NAK that came before the co-root had the packet: answered when
- * the packet arrives (by relay, at most a relay hop later), instead of
- * after the leaf's NAK timeout. */
+ * the packet arrives (by relay, at most a relay hop later, or as the answer
+ * to the co-root's own NAK), instead of after the leaf's NAK timeout. */
 typedef struct {
     int member;
+    int root;                   /* whose message the asker took pos for */
     uint32_t pos;
+    int timed;                  /* asked by a timeout NAK, which does not prove
+                                 * the packet was sent */
 } ibmc_mcast_waiter_t;
 
 #define IBMC_MCAST_RELAY_WAITERS 64
@@ -163,20 +166,34 @@ void ibmc_mcast_relay_init(ibmc_mcast_relay_t * r, int nmembers, int self, uint3
  * ibmc_mcast_rx_packet) from `root`'s message.  Returns the slot's copy. */
 const void *ibmc_mcast_relay_keep(ibmc_mcast_relay_t * r, const void *pkt, size_t len, int root);
 
-/* The kept copy of position pos: 1 with *pkt, *len and *root, or 0 (counted
- * as a miss) when the ring does not hold it. */
-int ibmc_mcast_relay_lookup(ibmc_mcast_relay_t * r, uint32_t pos, const void **pkt, size_t * len,
-                            int *root);
+/* The kept copy of position pos of root's message: 1 with *pkt and *len, or
+ * 0 (counted as a miss) when the ring does not hold it, or holds it as
+ * another root's.  A packet is kept as its sender's before the message is
+ * posted (ibmc_mcast_rx_packet holds it unchecked); one that a member sent
+ * for another root's message is refused when the message is posted, and its
+ * copy here must not answer a NAK either (the asker's plan would refuse it,
+ * and the asker would ask in vain). */
+int ibmc_mcast_relay_lookup(ibmc_mcast_relay_t * r, uint32_t pos, int root, const void **pkt,
+                            size_t * len);
 
 /* Remember that member m asked for position pos, which the ring does not
- * hold yet.  Returns 1, or 0 when the list is full (the leaf asks again
- * after its NAK timeout). */
-int ibmc_mcast_relay_wait(ibmc_mcast_relay_t * r, int m, uint32_t pos);
+ * hold yet: by a gap NAK (timed 0: a later packet came, so pos was sent)
+ * or by a timeout NAK (timed 1).  Returns 1, or 0 when the list is full
+ * (the leaf asks again after its NAK timeout). */
+int ibmc_mcast_relay_wait(ibmc_mcast_relay_t * r, int m, int root, uint32_t pos, int timed);
 
-/* The members waiting for position pos (just kept), at most max of them
- * into out[]; returns how many, and forgets them.  Waiters for positions a
- * window or more behind pos are forgotten too: every member has them. */
-int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, uint32_t pos, int *out, int max);
+/* The members waiting for position pos (just kept, of root's message), at
+ * most max of them into out[]; returns how many, and forgets them.  One
+ * that took pos for another root's gets nothing: its plan would refuse the
+ * copy.  A timed waiter is
+ * answered only if the packet came here as the answer to a NAK of this
+ * co-root's own (answered 1): it was sent and lost here, and most likely
+ * at the leaf too.  One that came by multicast or relay likely reached the
+ * leaf as well (its NAK was early), and the leaf asks again if not.
+ * Waiters for positions a window or more behind pos are forgotten too:
+ * every member has them. */
+int ibmc_mcast_relay_waiters(ibmc_mcast_relay_t * r, int root, uint32_t pos, int answered,
+                             int *out, int max);
 
 /* Member m says it has delivered every position below pos.  Returns 1 when
  * that moved it on, 0 when not, -1 for an ACK no correct member sends here

@@ -405,7 +405,7 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
             due->root = src;
         }
         /* leaves that asked for it before it came */
-        int n = ibmc_mcast_relay_waiters(&c->relay, h.seq, c->kids, c->size);
+        int n = ibmc_mcast_relay_waiters(&c->relay, src, h.seq, via_rc, c->kids, c->size);
         for (int i = 0; i < n; i++)
             CALL(send_again(c, c->kids[i], src, kept, len));
     }
@@ -519,21 +519,26 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
     for (uint32_t i = 0; i < count; i++) {
         const void *pkt;
         size_t len;
-        int root = c->rank;
         if (h->root == c->rank) {
             if (!ibmc_mcast_tx_lookup(&c->tx, h->a + i, &pkt, &len))
                 continue;
-        } else if (!c->relay_ring) {
+        } else if (!c->relay_ring || h->root < 0 || h->root >= c->size) {
             continue;
-        } else if (!ibmc_mcast_relay_lookup(&c->relay, h->a + i, &pkt, &len, &root)) {
+        } else if (!ibmc_mcast_relay_lookup(&c->relay, h->a + i, h->root, &pkt, &len)) {
             /* not here yet: a gap's packet was sent, so it is on its way by
-             * relay; a timed-out leaf may be asking for one its root has not
-             * sent, which multicast will bring */
+             * relay (or by the answer to this co-root's own NAK); a
+             * timed-out leaf may be asking for one its root has not sent,
+             * which multicast will bring.  Without relays, a co-root and its
+             * leaf that lost the same tail packet each time out: the leaf's
+             * NAK is kept until the co-root's own NAK is answered, so the
+             * leaf does not wait for a second, doubled timeout. */
             if (h->flags & IBMC_MCAST_RC_F_GAP)
-                ibmc_mcast_relay_wait(&c->relay, from, h->a + i);
+                ibmc_mcast_relay_wait(&c->relay, from, h->root, h->a + i, 0);
+            else if (c->eng->params.relay_on_loss)
+                ibmc_mcast_relay_wait(&c->relay, from, h->root, h->a + i, 1);
             continue;
         }
-        CALL(send_again(c, from, root, pkt, len));
+        CALL(send_again(c, from, h->root, pkt, len));
     }
     return 0;
 }
