@@ -68,7 +68,8 @@ static struct {
     uint64_t seed;
     uint32_t window, ack_every;
     int subgroup;
-    int relay_on_loss;          /* co-roots NAK their parent, no relays */
+    int relay_on_loss;          /* --relay on-loss (the netmod's default): co-roots NAK
+                                 * their parent; always: every packet relayed */
     uint32_t mtu;
     int rotate;
     int barrier;
@@ -85,7 +86,7 @@ static struct {
     int platform_only;          /* ... and exit */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
-    .subgroup = 0,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
+    .subgroup = 0,.relay_on_loss = 1,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
     .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,.reorder_delay = 5e-6,
     .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
     .platform_only = 0
@@ -646,7 +647,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: ibmc_sim --nodes N --size BYTES --iters K [--loss P] [--dup P] [--reorder P [--reorder-us D]] [--seed S]\n"
-            "       [--window W] [--ack-every M] [--subgroup S] [--relay-on-loss] [--mtu 4096] [--rotate]\n"
+            "       [--window W] [--ack-every M] [--subgroup S] [--relay on-loss|always] [--mtu 4096] [--rotate]\n"
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
             "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n");
@@ -690,8 +691,11 @@ int main(int argc, char *argv[])
             opt.ack_every = (uint32_t) atoi(v);
         else if (ARG("--subgroup"))
             opt.subgroup = atoi(v);
-        else if (!strcmp(a, "--relay-on-loss"))
-            opt.relay_on_loss = 1;
+        else if (ARG("--relay")) {
+            if (strcmp(v, "on-loss") && strcmp(v, "always"))
+                usage();
+            opt.relay_on_loss = !strcmp(v, "on-loss");
+        }
         else if (ARG("--mtu"))
             opt.mtu = (uint32_t) atoi(v);
         else if (ARG("--bw"))

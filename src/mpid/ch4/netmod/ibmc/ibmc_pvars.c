@@ -119,7 +119,8 @@ void MPIDI_IBMC_pvars_register(void)
               "fails the request, which ends the job naming it.");
     IBMC_PVAR_MCAST(relays,
               "Multicast packets this process sent over RC to co-roots, as a root or as a "
-              "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP).");
+              "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP); "
+              "0 unless MPIR_CVAR_IBMC_MCAST_COROOT_RELAY is true.");
     IBMC_PVAR_MCAST(coroot_acks,
               "Acknowledgements this process sent as a co-root, each covering its subgroup "
               "and the co-roots below it in the relay tree.");

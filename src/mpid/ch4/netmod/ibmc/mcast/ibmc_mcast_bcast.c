@@ -75,43 +75,42 @@ cvars:
         Members of a multicast channel per co-root subgroup (co-roots of Liu,
         Mamidala and Panda).  For each root the members are split into
         subgroups of this many, counted from the root; the first of each
-        other subgroup is a co-root, which also gets every packet over RC,
-        relayed down a binary tree of co-roots (the root and each co-root
-        relay to at most 2; with MPIR_CVAR_IBMC_MCAST_COROOT_RELAY=false,
-        only the packets multicast lost it, asked of its parent), answers its subgroup's NAKs and acknowledges for
-        its subgroup and the co-roots below it, so a root hears from
-        SUBGROUP - 1 members and 2 co-roots instead of all.  0 (the default)
-        means 2*M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member
-        acknowledges once every M packets): 32 with the default M.  That is
-        the minimum of seed 000's model of the root's time per packet,
-        T_um*log2(n/s) + T_pack*s/M, with the published InfiniBand figures
-        in doc/benchmarks.md; with the binary tree the relay term stays at
-        2*T_um, and 2*M keeps a head at about 2 ACKs per packet while the
-        relays add one RC copy per packet per 2*M members.  Communicators of
-        up to 2*M nodes have no co-roots; with M = 0 there are none.  A
-        value at least the communicator's size also means none.  All
-        processes must agree.
+        other subgroup is a co-root.  The co-roots form a binary tree under
+        the root; each keeps a copy of every packet (from multicast, or from
+        its parent in the tree when multicast lost it; every packet with
+        MPIR_CVAR_IBMC_MCAST_COROOT_RELAY), answers its subgroup's NAKs, and
+        acknowledges for its subgroup and the co-roots below it, so a root
+        hears from SUBGROUP - 1 members and 2 co-roots instead of all.  0
+        (the default) means 2*M with M = MPIR_CVAR_IBMC_MCAST_ACK_EVERY
+        (each member acknowledges once every M packets): 32 with the default
+        M.  That is the minimum of seed 000's model of the root's time per
+        packet, T_um*log2(n/s) + T_pack*s/M, with the published InfiniBand
+        figures in doc/benchmarks.md, and keeps a head at about 2 ACKs per
+        packet.  Communicators of up to 2*M nodes have no co-roots; with
+        M = 0 there are none.  A value at least the communicator's size also
+        means none.  All processes must agree.
 
     - name        : MPIR_CVAR_IBMC_MCAST_COROOT_RELAY
       category    : CH4_IBMC
       type        : boolean
-      default     : true
+      default     : false
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         How co-roots (MPIR_CVAR_IBMC_MCAST_SUBGROUP) get the packets they
-        answer their subgroup's NAKs from.  true (the default, Liu, Mamidala
-        and Panda, section 4.3): every packet also goes over RC down the
-        tree of co-roots, so a co-root never waits for a loss of its own,
-        at the cost of one RC copy per packet per co-root, each a duplicate
-        of the multicast copy when nothing is lost (ibmc_mcast_relays,
-        ibmc_mcast_duplicates).  false: a co-root takes packets by multicast
-        like every member and asks its parent in the tree, by NAK, for what
-        multicast lost; the parent answers from its copy, or when it has one,
-        so nothing goes over RC unless something is lost, and a loss at a
-        co-root costs its subgroup one more round trip.  All processes must
-        agree.
+        answer their subgroup's NAKs from.  false (the default): a co-root
+        takes packets by multicast like every member and asks its parent in
+        the tree of co-roots, by NAK, for what multicast lost; the parent
+        answers from its copy, or as soon as it has one.  Nothing goes over
+        RC unless something is lost, and the root sends one multicast per
+        packet and nothing else.  true (Liu, Mamidala and Panda, section
+        4.3): every packet also goes over RC down the tree, one RC copy per
+        packet per co-root, each a duplicate of the multicast copy when
+        nothing is lost (ibmc_mcast_relays, ibmc_mcast_duplicates); a loss
+        at a co-root then costs its subgroup no extra round trip.  The
+        simulated comparison behind the default is in doc/benchmarks.md.
+        All processes must agree.
 
     - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
       category    : CH4_IBMC
