@@ -528,12 +528,32 @@ int main(void)
         ibmc_mcast_rc_in(&h->ch, PARENT, &req, NULL, 0);
         TAP_EXPECT_EQ(h->stats.dropped, dropped + 3);
         TAP_EXPECT_EQ(h->w.nrc, 0);
+        /* NAKs from the leaf: for root 0's packet, answered from the kept
+         * copy; for the same position named as another root's, not (the
+         * copy is root 0's, and the leaf's plan would refuse it); for a
+         * root past the communicator, dropped and counted */
+        ibmc_mcast_hdr_t ph;
+        memcpy(&ph, r->w.mcast[0].pkt, sizeof(ph));
+        ibmc_mcast_rc_t nak = {.kind = IBMC_MCAST_RC_NAK,.context_id = 7,.epoch = 1,.a = ph.seq,
+            .b = 1,.root = 0
+        };
+        ibmc_mcast_rc_in(&h->ch, LEAF, &nak, NULL, 0);
+        TAP_EXPECT(h->w.nrc == 1 && h->w.rc[0].h.kind == IBMC_MCAST_RC_DATA &&
+                   h->w.rc[0].to == LEAF && h->w.rc[0].h.root == 0);
+        h->w.nrc = 0;
+        nak.root = PARENT;
+        ibmc_mcast_rc_in(&h->ch, LEAF, &nak, NULL, 0);
+        TAP_EXPECT_EQ(h->w.nrc, 0);
+        nak.root = N;
+        ibmc_mcast_rc_in(&h->ch, LEAF, &nak, NULL, 0);
+        TAP_EXPECT_EQ(h->w.nrc, 0);
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 4);
         ack.root = 0;
         /* and a child's aggregate to a channel not yet set up */
         h->ch.state = IBMC_MCAST_CHAN_PROBING;
         ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
         h->ch.state = IBMC_MCAST_CHAN_READY;
-        TAP_EXPECT_EQ(h->stats.dropped, dropped + 4);
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 5);
         TAP_EXPECT_EQ(h->w.nrc, 0);
         /* the child's aggregate for root 0 completes the subtree: it goes up */
         ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);

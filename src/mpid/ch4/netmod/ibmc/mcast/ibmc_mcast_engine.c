@@ -515,6 +515,10 @@ static int child_ack_in(ibmc_mcast_chan_t * c, int from, int root, uint32_t pos)
 static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
 {
     int err;
+    if (h->root < 0 || h->root >= c->size) {
+        c->eng->stats->dropped++;
+        return 0;
+    }
     uint32_t count = h->b < c->tx.window ? h->b : c->tx.window;
     for (uint32_t i = 0; i < count; i++) {
         const void *pkt;
@@ -522,7 +526,7 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
         if (h->root == c->rank) {
             if (!ibmc_mcast_tx_lookup(&c->tx, h->a + i, &pkt, &len))
                 continue;
-        } else if (!c->relay_ring || h->root < 0 || h->root >= c->size) {
+        } else if (!c->relay_ring) {
             continue;
         } else if (!ibmc_mcast_relay_lookup(&c->relay, h->a + i, h->root, &pkt, &len)) {
             /* not here yet: a gap's packet was sent, so it is on its way by
