@@ -9,12 +9,14 @@
  *
  * Each node is one SimGrid actor on its own host with one engine and one
  * channel.  The engine's operations (ibmc_mcast_ops_t) are implemented as:
- *   post      one comm of the packet's bytes from the root to the "sw" host
- *             (the switch); the switch actor replicates it, one comm per
- *             other member, each dropped with probability --loss.  The
- *             packet crosses the root's uplink once and each receiver's
- *             downlink once; the switch's own link is a FATPIPE of 1 PB/s
- *             and no latency, so it is never the bottleneck.
+ *   post      one comm of the packet's bytes from the root to its switch's
+ *             host; switch actors replicate it (one comm per other member
+ *             below, and in a fat tree one per other leaf switch), each
+ *             member's copy dropped with probability --loss.  The packet
+ *             crosses each link of the tree once: the root's uplink, each
+ *             receiver's downlink, and in a fat tree each leaf switch's
+ *             uplink once.  A switch actor's host sits on a FATPIPE of
+ *             1 PB/s and no latency, so it is never the bottleneck.
  *   post_room the send queue: --sq minus the posts whose comm to the switch
  *             has not completed yet.
  *   send_rc   one comm of sizeof(ibmc_mcast_rc_t) + len bytes to the
@@ -84,13 +86,22 @@ static struct {
     double skew;                /* MODE_SKEW: receivers wait uniform 0..skew s, s */
     const char *platform_out;   /* also write the platform XML here */
     int platform_only;          /* ... and exit */
+    int topology;               /* TOPO_AUTO, TOPO_STAR, TOPO_FATTREE */
+    int leaf;                   /* fat tree: members per leaf switch */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.relay_on_loss = 1,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
     .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,.reorder_delay = 5e-6,
     .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
-    .platform_only = 0
+    .platform_only = 0,.topology = 0,.leaf = 32
 };
+
+enum { TOPO_AUTO = 0, TOPO_STAR = 1, TOPO_FATTREE = 2 };
+static const char *const topo_name[] = { "auto", "star", "fattree" };
+
+/* --topology auto: a star (one crossbar) up to this many nodes, above it a
+ * fat tree */
+#define STAR_MAX 64
 
 enum { MODE_LATENCY = 0, MODE_RATE = 1, MODE_SKEW = 2 };
 static const char *const mode_name[] = { "latency", "rate", "skew" };
@@ -167,6 +178,7 @@ typedef struct {
     ibmc_mcast_stats_t st;
     ibmc_mcast_chan_t ch;
     sg_mailbox_t mb;
+    sg_mailbox_t up;            /* its switch: where its multicast posts go */
     msg_t **inbox;              /* arrived, not yet handed to the engine (a ring) */
     size_t in_head, in_n, in_cap;
     sg_sem_t wake;              /* released when something arrives while it sleeps */
@@ -189,7 +201,9 @@ typedef struct {
 static struct {
     node_t *node;
     sg_mailbox_t *mb;           /* by member */
-    sg_mailbox_t sw;
+    sg_mailbox_t sw;            /* the star's switch, or the fat tree's core */
+    sg_mailbox_t *lsw;          /* fat tree: the leaf switches */
+    int leaves;                 /* fat tree: how many */
     double *t_start, *t_end;    /* by iteration: root's start, last member's completion */
     double *t_root;             /* by iteration: the root's own completion */
     int *iter_done;             /* by iteration: members done */
@@ -245,7 +259,7 @@ static int op_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
     pay(me);
     msg_t *m = msg_new(MSG_MCAST, me->id, len);
     memcpy(m->data, pkt, len);
-    sg_comm_t comm = sg_mailbox_put_async(g.sw, m, (long) len);
+    sg_comm_t comm = sg_mailbox_put_async(me->up, m, (long) len);
     if (me->sq_n == opt.sq) {
         /* the engine asked post_room first, so this does not happen; keep
          * the ring sound anyway */
@@ -457,8 +471,8 @@ static const ibmc_mcast_ops_t ops = {
 
 /* ---- actors ---- */
 
-/* The switch: every multicast packet to every other member, each copy
- * lost with probability opt.loss. */
+/* ---- the fabric's multicast ---- */
+
 /* A copy the fabric holds back for a while (--reorder). */
 typedef struct {
     msg_t *m;
@@ -476,47 +490,99 @@ static void delayed_main(int argc, char *argv[])
     free(dl);
 }
 
+/* A switch's last hop: a copy of m to each member first..last-1 below it
+ * but m's source, each lost with probability opt.loss, sent twice with
+ * opt.dup, held back with opt.reorder.  keep and twice have room for
+ * last - first members.  The caller keeps its own reference to m. */
+static void to_members(msg_t * m, int first, int last, unsigned char *keep, unsigned char *twice)
+{
+    int copies = 0;
+    for (int d = first; d < last; d++) {
+        int i = d - first;
+        keep[i] = d != m->src && !(opt.loss > 0 && rng_unit() < opt.loss);
+        twice[i] = keep[i] && opt.dup > 0 && rng_unit() < opt.dup;
+        copies += keep[i] + twice[i];
+        g.sw_drops += d != m->src && !keep[i];
+        g.sw_dups += twice[i];
+    }
+    g.sw_copies += copies;
+    m->refs += copies;
+    for (int d = first; d < last; d++) {
+        int i = d - first;
+        if (!keep[i])
+            continue;
+        if (twice[i])
+            sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+        if (opt.reorder > 0 && rng_unit() < opt.reorder) {
+            /* delayed in the fabric: packets sent after it may pass it */
+            delayed_t *dl = malloc(sizeof(*dl));
+            dl->m = m;
+            dl->dst = d;
+            dl->delay = rng_unit() * opt.reorder_delay;
+            sg_actor_t a = sg_actor_init("delay", sg_host_self());
+            sg_actor_set_data(a, dl);
+            sg_actor_start(a, delayed_main, 0, NULL);
+            g.sw_reordered++;
+            continue;
+        }
+        sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+    }
+}
+
+/* Star: the one switch ("sw") hands every packet to every other member. */
 static void switch_main(int argc, char *argv[])
 {
     (void) argc;
     (void) argv;
     sg_mailbox_set_receiver("sw");
-    unsigned char *keep = malloc((size_t) opt.nodes), *twice = calloc((size_t) opt.nodes, 1);
+    unsigned char *keep = malloc((size_t) opt.nodes), *twice = malloc((size_t) opt.nodes);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
-        int copies = 0;
-        for (int d = 0; d < opt.nodes; d++) {
-            keep[d] = d != m->src && !(opt.loss > 0 && rng_unit() < opt.loss);
-            twice[d] = keep[d] && opt.dup > 0 && rng_unit() < opt.dup;
-            copies += keep[d] + twice[d];
-            g.sw_drops += d != m->src && !keep[d];
-            g.sw_dups += twice[d];
+        to_members(m, 0, opt.nodes, keep, twice);
+        msg_unref(m);
+    }
+}
+
+/* Fat tree (IB switches replicate a multicast packet where the group's
+ * spanning tree branches, so each link carries it once): leaf switch l
+ * ("lsw<l>") hands a packet from one of its members to its other members
+ * and sends it once up to the core; a packet from the core goes to all of
+ * its members. */
+static void leaf_main(int argc, char *argv[])
+{
+    (void) argc;
+    int l = atoi(argv[1]), first = l * opt.leaf;
+    int last = first + opt.leaf < opt.nodes ? first + opt.leaf : opt.nodes;
+    sg_mailbox_set_receiver(sg_mailbox_get_name(g.lsw[l]));
+    unsigned char *keep = malloc((size_t) opt.leaf), *twice = malloc((size_t) opt.leaf);
+    for (;;) {
+        msg_t *m = sg_mailbox_get(g.lsw[l]);
+        if (m->src >= first && m->src < last && g.leaves > 1) {
+            m->refs++;
+            sg_comm_detach(sg_mailbox_put_init(g.sw, m, (long) m->len), msg_unref);
         }
-        g.sw_copies += copies;
-        if (!copies) {
-            free(m);
-            continue;
-        }
-        m->refs = copies;
-        for (int d = 0; d < opt.nodes; d++) {
-            if (!keep[d])
+        to_members(m, first, last, keep, twice);
+        msg_unref(m);
+    }
+}
+
+/* The core ("sw") sends each packet once down to every leaf switch but
+ * the one it came from. */
+static void core_main(int argc, char *argv[])
+{
+    (void) argc;
+    (void) argv;
+    sg_mailbox_set_receiver("sw");
+    for (;;) {
+        msg_t *m = sg_mailbox_get(g.sw);
+        int from = m->src / opt.leaf;
+        for (int l = 0; l < g.leaves; l++) {
+            if (l == from)
                 continue;
-            if (twice[d])
-                sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
-            if (opt.reorder > 0 && rng_unit() < opt.reorder) {
-                /* delayed in the fabric: packets sent after it may pass it */
-                delayed_t *dl = malloc(sizeof(*dl));
-                dl->m = m;
-                dl->dst = d;
-                dl->delay = rng_unit() * opt.reorder_delay;
-                sg_actor_t a = sg_actor_init("delay", sg_host_by_name("sw"));
-                sg_actor_set_data(a, dl);
-                sg_actor_start(a, delayed_main, 0, NULL);
-                g.sw_reordered++;
-                continue;
-            }
-            sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+            m->refs++;
+            sg_comm_detach(sg_mailbox_put_init(g.lsw[l], m, (long) m->len), msg_unref);
         }
+        msg_unref(m);
     }
 }
 
@@ -616,17 +682,11 @@ static void node_main(int argc, char *argv[])
 
 /* ---- the platform ---- */
 
-static void write_platform(const char *path)
+/* The star: one SimGrid cluster of N hosts, each on a full-duplex link of
+ * its own to the cluster's router, with the switch's host behind it. */
+static void write_star(FILE * f)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        exit(2);
-    }
-    fprintf(f, "<?xml version='1.0'?>\n"
-            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-            "<platform version=\"4.1\">\n"
-            "<zone id=\"world\" routing=\"Full\">\n"
+    fprintf(f, "<zone id=\"world\" routing=\"Full\">\n"
             "  <cluster id=\"fabric\" prefix=\"n\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
             "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"\n"
             "           router_id=\"fabric_router\"/>\n"
@@ -637,7 +697,67 @@ static void write_platform(const char *path)
             "  <zoneRoute src=\"fabric\" dst=\"swzone\" gw_src=\"fabric_router\" gw_dst=\"sw\"\n"
             "             symmetrical=\"YES\">\n"
             "    <link_ctn id=\"swlink\"/>\n"
-            "  </zoneRoute>\n" "</zone>\n" "</platform>\n", opt.nodes - 1, opt.bw, opt.lat);
+            "  </zoneRoute>\n" "</zone>\n", opt.nodes - 1, opt.bw, opt.lat);
+}
+
+/* The fat tree, two levels: leaf switch l is a SimGrid cluster of --leaf
+ * hosts (each on its own full-duplex link, as in the star) whose router
+ * reaches the core over one full-duplex uplink of --leaf times the host
+ * bandwidth (non-blocking) and the host links' latency.  A path between
+ * leaves crosses four links, within a leaf two.  The core is one switch,
+ * as a director-class switch is to its leaves.  The leaf switches' and the
+ * core's actors run on hosts of their own behind the routers on FATPIPE
+ * links (zone lswL, zone core).  SimGrid's FAT_TREE cluster is not used:
+ * its routers are not hosts, so nothing could replicate a multicast packet
+ * inside the tree.  Routing between the zones is Floyd's, over the routes
+ * below only: leaf to its switch host, leaf to core and back. */
+static void write_fattree(FILE * f)
+{
+    int leaves = (opt.nodes + opt.leaf - 1) / opt.leaf;
+    fprintf(f, "<zone id=\"world\" routing=\"Floyd\">\n"
+            "  <zone id=\"core\" routing=\"Full\">\n"
+            "    <host id=\"sw\" speed=\"1Gf\"/>\n" "  </zone>\n");
+    for (int l = 0; l < leaves; l++) {
+        int first = l * opt.leaf;
+        int last = first + opt.leaf < opt.nodes ? first + opt.leaf : opt.nodes;
+        fprintf(f, "  <cluster id=\"leaf%d\" prefix=\"n\" suffix=\"\" radical=\"%d-%d\" "
+                "speed=\"1Gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
+                "router_id=\"leaf%d_router\"/>\n"
+                "  <zone id=\"lsw%dz\" routing=\"Full\">\n"
+                "    <host id=\"lsw%d\" speed=\"1Gf\"/>\n" "  </zone>\n",
+                l, first, last - 1, opt.bw, opt.lat, l, l, l);
+    }
+    fprintf(f, "  <link id=\"swlink\" bandwidth=\"1e15Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
+    for (int l = 0; l < leaves; l++)
+        fprintf(f, "  <link id=\"lsw%d_link\" bandwidth=\"1e15Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
+                "  <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+                l, l, opt.bw * opt.leaf, opt.lat);
+    for (int l = 0; l < leaves; l++)
+        fprintf(f, "  <zoneRoute src=\"leaf%d\" dst=\"lsw%dz\" gw_src=\"leaf%d_router\" gw_dst=\"lsw%d\" symmetrical=\"YES\">\n"
+                "    <link_ctn id=\"lsw%d_link\"/>\n  </zoneRoute>\n"
+                "  <zoneRoute src=\"leaf%d\" dst=\"core\" gw_src=\"leaf%d_router\" gw_dst=\"sw\" symmetrical=\"NO\">\n"
+                "    <link_ctn id=\"up%d\" direction=\"UP\"/><link_ctn id=\"swlink\"/>\n  </zoneRoute>\n"
+                "  <zoneRoute src=\"core\" dst=\"leaf%d\" gw_src=\"sw\" gw_dst=\"leaf%d_router\" symmetrical=\"NO\">\n"
+                "    <link_ctn id=\"swlink\"/><link_ctn id=\"up%d\" direction=\"DOWN\"/>\n  </zoneRoute>\n",
+                l, l, l, l, l, l, l, l, l, l, l);
+    fprintf(f, "</zone>\n");
+}
+
+static void write_platform(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fprintf(f, "<?xml version='1.0'?>\n"
+            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<platform version=\"4.1\">\n");
+    if (opt.topology == TOPO_FATTREE)
+        write_fattree(f);
+    else
+        write_star(f);
+    fprintf(f, "</platform>\n");
     fclose(f);
 }
 
@@ -650,8 +770,30 @@ static void usage(void)
             "       [--window W] [--ack-every M] [--subgroup S] [--relay on-loss|always] [--mtu 4096] [--rotate]\n"
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
-            "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n");
+            "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n"
+            "       [--topology auto|star|fattree] [--leaf K]\n");
     exit(2);
+}
+
+/* An actor on host <prefix><i>, named so or `name`, with argv {name, i}. */
+static sg_actor_t start_on(const char *prefix, int i, const char *name,
+                           void (*code)(int, char **))
+{
+    char host[32], id[16];
+    snprintf(host, sizeof(host), "%s%d", prefix, i);
+    snprintf(id, sizeof(id), "%d", i);
+    char *av[] = { (char *) (name ? name : host), id, NULL };
+    return sg_actor_create(av[0], sg_host_by_name(host), code, 2, av);
+}
+
+/* the index of v in names[0..n-1], or usage */
+static int choose(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    usage();
+    return -1;
 }
 
 static double elapsed(const struct timespec *a)
@@ -724,18 +866,14 @@ int main(int argc, char *argv[])
             opt.platform_out = v;
         else if (!strcmp(a, "--platform-only"))
             opt.platform_only = 1;
+        else if (ARG("--topology"))
+            opt.topology = choose(v, topo_name, 3);
+        else if (ARG("--leaf"))
+            opt.leaf = atoi(v);
         else if (ARG("--skew-us"))
             opt.skew = atof(v) * 1e-6;
-        else if (ARG("--mode")) {
-            if (!strcmp(v, "latency"))
-                opt.mode = MODE_LATENCY;
-            else if (!strcmp(v, "rate"))
-                opt.mode = MODE_RATE;
-            else if (!strcmp(v, "skew"))
-                opt.mode = MODE_SKEW;
-            else
-                usage();
-        }
+        else if (ARG("--mode"))
+            opt.mode = choose(v, mode_name, 3);
         else
             usage();
 #undef ARG
@@ -744,8 +882,10 @@ int main(int argc, char *argv[])
         opt.mtu <= sizeof(ibmc_mcast_hdr_t) || opt.mtu > 65535 || opt.loss < 0 || opt.loss >= 1 ||
         opt.dup < 0 || opt.dup > 1 || opt.reorder < 0 || opt.reorder > 1 ||
         opt.window < 1 || (opt.window & (opt.window - 1)) || opt.window > IBMC_MCAST_WINDOW_MAX ||
-        (opt.ack_every & (opt.ack_every - 1)) || opt.ack_every > opt.window)
+        (opt.ack_every & (opt.ack_every - 1)) || opt.ack_every > opt.window || opt.leaf < 1)
         usage();
+    if (opt.topology == TOPO_AUTO)
+        opt.topology = opt.nodes > STAR_MAX ? TOPO_FATTREE : TOPO_STAR;
     rng_state = opt.seed;
     skew_state = opt.seed ^ 0x5ce35ce35ce35ce3ULL;
     if (opt.mode == MODE_RATE)
@@ -786,6 +926,15 @@ int main(int argc, char *argv[])
     g.t_root = calloc((size_t) opt.iters, sizeof(double));
     g.iter_done = calloc((size_t) opt.iters, sizeof(int));
     g.sw = sg_mailbox_by_name("sw");
+    if (opt.topology == TOPO_FATTREE) {
+        g.leaves = (opt.nodes + opt.leaf - 1) / opt.leaf;
+        g.lsw = calloc((size_t) g.leaves, sizeof(sg_mailbox_t));
+        for (int l = 0; l < g.leaves; l++) {
+            char name[32];
+            snprintf(name, sizeof(name), "lsw%d", l);
+            g.lsw[l] = sg_mailbox_by_name(name);
+        }
+    }
     for (int i = 0; i < opt.nodes; i++) {
         char name[32];
         snprintf(name, sizeof(name), "n%d", i);
@@ -795,22 +944,23 @@ int main(int argc, char *argv[])
         n->buf = malloc(opt.size);
         n->sq = calloc((size_t) opt.sq, sizeof(sg_comm_t));
         n->mb = g.mb[i];
+        n->up = opt.topology == TOPO_FATTREE ? g.lsw[i / opt.leaf] : g.sw;
         n->wake = sg_sem_init(0);
         if (!n->buf || !n->sq) {
             fprintf(stderr, "ibmc_sim: out of memory\n");
             return 2;
         }
     }
-    sg_actor_t sw = sg_actor_create("switch", sg_host_by_name("sw"), switch_main, 0, NULL);
-    sg_actor_daemonize(sw);
+    if (opt.topology == TOPO_FATTREE) {
+        sg_actor_daemonize(sg_actor_create("core", sg_host_by_name("sw"), core_main, 0, NULL));
+        for (int l = 0; l < g.leaves; l++)
+            sg_actor_daemonize(start_on("lsw", l, NULL, leaf_main));
+    }
+    else
+        sg_actor_daemonize(sg_actor_create("switch", sg_host_by_name("sw"), switch_main, 0, NULL));
     for (int i = 0; i < opt.nodes; i++) {
-        char name[32], id[16];
-        snprintf(name, sizeof(name), "n%d", i);
-        snprintf(id, sizeof(id), "%d", i);
-        char *av[] = { name, id, NULL };
-        sg_actor_create(name, sg_host_by_name(name), node_main, 2, av);
-        char *rv[] = { "receiver", id, NULL };
-        sg_actor_daemonize(sg_actor_create("receiver", sg_host_by_name(name), receiver_main, 2, rv));
+        start_on("n", i, NULL, node_main);
+        sg_actor_daemonize(start_on("n", i, "receiver", receiver_main));
     }
     simgrid_run();
 
@@ -878,7 +1028,7 @@ int main(int argc, char *argv[])
     double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
     double in_bcast = g.in_bcast_n ? g.in_bcast / (double) g.in_bcast_n * 1e6 : 0;
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
-           "subgroup=%d relay=%s mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
+           "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu "
            "dropped=%llu duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
@@ -890,6 +1040,7 @@ int main(int argc, char *argv[])
            ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
                                     opt.nodes), opt.relay_on_loss ? "on-loss" : "always",
+           topo_name[opt.topology],
            mode_name[opt.mode], opt.skew * 1e6, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped,
@@ -915,6 +1066,7 @@ int main(int argc, char *argv[])
     }
     free(g.node);
     free(g.mb);
+    free(g.lsw);
     free(g.t_start);
     free(g.t_end);
     free(g.t_root);

@@ -51,7 +51,7 @@ def main():
         ax.set_yscale("log")
         ax.set_xlabel("nodes")
         ax.set_ylabel("%s latency, us (SIMULATED)" % op)
-        ax.set_title("%d B%s, HDR-class star (SimGrid)"
+        ax.set_title("%d B%s, HDR-class star to 64 nodes, fat tree above (SimGrid)"
                      % (size, " per rank, %s per node" % rows[0]["ppn"] if ag else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
