@@ -473,6 +473,18 @@ static const ibmc_mcast_ops_t ops = {
 
 /* ---- the fabric's multicast ---- */
 
+/* fat tree: leaf switches, and the member after leaf l's last (the last
+ * leaf may be partial) */
+static int leaf_count(void)
+{
+    return (opt.nodes + opt.leaf - 1) / opt.leaf;
+}
+
+static int leaf_end(int l)
+{
+    return (l + 1) * opt.leaf < opt.nodes ? (l + 1) * opt.leaf : opt.nodes;
+}
+
 /* A copy the fabric holds back for a while (--reorder). */
 typedef struct {
     msg_t *m;
@@ -551,8 +563,7 @@ static void switch_main(int argc, char *argv[])
 static void leaf_main(int argc, char *argv[])
 {
     (void) argc;
-    int l = atoi(argv[1]), first = l * opt.leaf;
-    int last = first + opt.leaf < opt.nodes ? first + opt.leaf : opt.nodes;
+    int l = atoi(argv[1]), first = l * opt.leaf, last = leaf_end(l);
     sg_mailbox_set_receiver(sg_mailbox_get_name(g.lsw[l]));
     unsigned char *keep = malloc((size_t) opt.leaf), *twice = malloc((size_t) opt.leaf);
     for (;;) {
@@ -719,19 +730,17 @@ static void write_star(FILE * f)
  * routes written here only. */
 static void write_fattree(FILE * f)
 {
-    int leaves = (opt.nodes + opt.leaf - 1) / opt.leaf;
+    int leaves = leaf_count();
     fprintf(f, "<zone id=\"world\" routing=\"Full\">\n"
             "  <zone id=\"core\" routing=\"Full\">\n"
             "    <host id=\"sw\" speed=\"1Gf\"/>\n" "  </zone>\n");
     for (int l = 0; l < leaves; l++) {
-        int first = l * opt.leaf;
-        int last = first + opt.leaf < opt.nodes ? first + opt.leaf : opt.nodes;
         fprintf(f, "  <cluster id=\"leaf%d\" prefix=\"n\" suffix=\"\" radical=\"%d-%d\" "
                 "speed=\"1Gf\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
                 "router_id=\"leaf%d_router\"/>\n"
                 "  <zone id=\"lsw%dz\" routing=\"Full\">\n"
                 "    <host id=\"lsw%d\" speed=\"1Gf\"/>\n" "  </zone>\n",
-                l, first, last - 1, opt.bw, opt.lat, l, l, l);
+                l, l * opt.leaf, leaf_end(l) - 1, opt.bw, opt.lat, l, l, l);
     }
     for (int l = 0; l < leaves; l++) {
         fprintf(f, "  <link id=\"lsw%d_link\" bandwidth=\"1e15Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
@@ -937,7 +946,7 @@ int main(int argc, char *argv[])
     g.iter_done = calloc((size_t) opt.iters, sizeof(int));
     g.sw = sg_mailbox_by_name("sw");
     if (opt.topology == TOPO_FATTREE) {
-        g.leaves = (opt.nodes + opt.leaf - 1) / opt.leaf;
+        g.leaves = leaf_count();
         g.lsw = calloc((size_t) g.leaves, sizeof(sg_mailbox_t));
         for (int l = 0; l < g.leaves; l++) {
             char name[32];
