@@ -404,20 +404,27 @@ static void receiver_main(int argc, char *argv[])
     }
 }
 
-/* How long an idle node may sleep: until the engine's next timer inside a
- * broadcast; a root with a full send queue looks again every --poll-us;
- * outside a broadcast (barrier, serving others) only messages and the end
- * of the barrier wake it, bounded by 1 ms of simulated time. */
+/* Seconds from now until `due`, 1 ns past it: the engine's comparisons
+ * are strict. */
+static double until(double due)
+{
+    double d = due - simgrid_get_clock();
+    return d > 0 ? d + 1e-9 : 1e-9;
+}
+
+/* How long an idle node may sleep: until the engine's next timer, inside a
+ * broadcast or, as a root, on its unacknowledged last packets; a root with
+ * a full send queue looks again every --poll-us; otherwise only messages
+ * and the end of the barrier wake it, bounded by 1 ms of simulated time. */
 static double idle_for(node_t * me)
 {
-    double t = 1e-3;
+    double t = 1e-3, due = ibmc_mcast_chan_deadline(&me->ch);
+    if (due != HUGE_VAL && until(due) < t)
+        t = until(due);
     if (me->in_bcast) {
-        double due = ibmc_mcast_bcast_deadline(&me->ch);
-        if (due != HUGE_VAL) {
-            double d = due - simgrid_get_clock();
-            /* 1 ns past the timer: the engine's comparisons are strict */
-            t = d > 0 ? d + 1e-9 : 1e-9;
-        }
+        due = ibmc_mcast_bcast_deadline(&me->ch);
+        if (due != HUGE_VAL && until(due) < t)
+            t = until(due);
         if (me->sq_n == opt.sq && opt.poll < t)
             t = opt.poll;
     }

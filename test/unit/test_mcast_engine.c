@@ -17,6 +17,10 @@
  *     running) sends no NAK and raises the timeout to twice the stall;
  *   - a length mismatch ends the broadcast and is reported;
  *   - the deadline a caller may sleep until is when the timers act;
+ *   - a member of which nothing of the message has come sends no NAK (the
+ *     root may not have sent); the root's question about its
+ *     unacknowledged packets tells it what was sent, and it NAKs at once;
+ *     only the message's root or co-root is believed;
  *   - a co-root's broadcast completes before it relays the packet that
  *     completed it: the relays go at its next turn, none lost;
  *   - a co-root below another co-root reports its subtree to it, naming the
@@ -287,23 +291,26 @@ int main(void)
     TAP_TEST("a timeout NAK whose data then comes by multicast raises the NAK timeout to twice "
              "the silence") {
         double before = recv.ch.nak_timeout;
-        /* the root's second broadcast: nothing has come yet */
+        /* the root's second broadcast: its first packet comes, then the root
+         * is held up before the rest */
         root.w.nmcast = 0;
-        ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
+        ibmc_mcast_bcast_start(&root.ch, data, 3 * P, 0);
         TAP_EXPECT(test_until_done(&root.ch));
         ibmc_mcast_bcast_finish(&root.ch);
         memset(out, 0, sizeof(out));
-        ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
+        ibmc_mcast_bcast_start(&recv.ch, out, 3 * P, 0);
+        ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[0].pkt, root.w.mcast[0].len, 0);
+        TAP_EXPECT(!test_until_done(&recv.ch));
         recv.w.t += 1.5 * before;
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), 1);
-        /* then the root's packets arrive after all, 2.5 timeouts after the start */
+        /* then the root's packets arrive after all, 2.5 timeouts after the first */
         recv.w.t += 1.0 * before;
-        for (int i = 0; i < 2; i++)
+        for (int i = 1; i < 3; i++)
             ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[i].pkt, root.w.mcast[i].len, 0);
         TAP_EXPECT(test_until_done(&recv.ch));
         ibmc_mcast_bcast_finish(&recv.ch);
-        TAP_EXPECT(!memcmp(out, data, 2 * P));
+        TAP_EXPECT(!memcmp(out, data, 3 * P));
         TAP_EXPECT_EQ(recv.stats.naks_premature, 1);
         TAP_EXPECT(recv.ch.nak_timeout > 4.9 * before && recv.ch.nak_timeout < 5.1 * before);
     }
@@ -311,10 +318,12 @@ int main(void)
     TAP_TEST("the next broadcast waits the raised timeout before it NAKs") {
         int before = naks(&recv);
         root.w.nmcast = 0;
-        ibmc_mcast_bcast_start(&root.ch, data, P, 0);
+        ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
         TAP_EXPECT(test_until_done(&root.ch));
         ibmc_mcast_bcast_finish(&root.ch);
-        ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+        ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
+        ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[0].pkt, root.w.mcast[0].len, 0);
+        TAP_EXPECT(!test_until_done(&recv.ch));
         recv.w.t += 4.5 * params.nak_timeout_us * 1e-6;
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), before);
@@ -323,42 +332,63 @@ int main(void)
         TAP_EXPECT_EQ(naks(&recv), before + 1);
         /* a real loss: the retransmission fills it, and the timeout shrinks */
         double grown = recv.ch.nak_timeout;
-        retransmit(&recv, &root.w.mcast[0], 10e-6);
+        retransmit(&recv, &root.w.mcast[1], 10e-6);
         TAP_EXPECT(test_until_done(&recv.ch));
         ibmc_mcast_bcast_finish(&recv.ch);
-        TAP_EXPECT(!memcmp(out, data, P));
+        TAP_EXPECT(!memcmp(out, data, 2 * P));
         TAP_EXPECT(recv.ch.nak_timeout < grown);
         TAP_EXPECT_EQ(recv.stats.naks_premature, 1);
         TAP_EXPECT_EQ(recv.stats.recoveries, 2);
     }
 
 
-    TAP_TEST("losses answered in 10 us bring the timeout below its 200 us start, not below 20 us") {
+    TAP_TEST("losses answered in 10 us bring the timeout below its 200 us start, not below 20 us; "
+             "then a message of which nothing came is asked for after it") {
         for (int k = 0; k < 20; k++) {
             root.w.nmcast = 0;
-            ibmc_mcast_bcast_start(&root.ch, data, P, 0);
+            ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
             TAP_EXPECT(test_until_done(&root.ch));
             ibmc_mcast_bcast_finish(&root.ch);
-            ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+            ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
+            ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[0].pkt, root.w.mcast[0].len, 0);
+            TAP_EXPECT(!test_until_done(&recv.ch));
             recv.w.t += recv.ch.nak_timeout * 1.01;
             int before = naks(&recv);
             TAP_EXPECT(!test_until_done(&recv.ch));
             TAP_EXPECT_EQ(naks(&recv), before + 1);
-            retransmit(&recv, &root.w.mcast[0], 10e-6);
+            retransmit(&recv, &root.w.mcast[1], 10e-6);
             TAP_EXPECT(test_until_done(&recv.ch));
             ibmc_mcast_bcast_finish(&recv.ch);
         }
         TAP_EXPECT(recv.ch.nak_timeout < params.nak_timeout_us * 1e-6 / 4);
         TAP_EXPECT(recv.ch.nak_timeout >= 2 * 10e-6 * 0.999);
-    }
-
-    TAP_TEST("a timeout that ran out while the process was away sends no NAK; a real loss is "
-             "asked for one raised timeout later") {
+        /* having learned the fabric's losses, it asks for a message of which
+         * nothing has come after its own timeout, before the root would */
         root.w.nmcast = 0;
         ibmc_mcast_bcast_start(&root.ch, data, P, 0);
         TAP_EXPECT(test_until_done(&root.ch));
         ibmc_mcast_bcast_finish(&root.ch);
         ibmc_mcast_bcast_start(&recv.ch, out, P, 0);
+        TAP_EXPECT(ibmc_mcast_bcast_deadline(&recv.ch) < recv.w.t + 1.01 * recv.ch.nak_timeout);
+        recv.w.t += recv.ch.nak_timeout * 1.01;
+        int before = naks(&recv);
+        TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before + 1);
+        retransmit(&recv, &root.w.mcast[0], 10e-6);
+        TAP_EXPECT(test_until_done(&recv.ch));
+        ibmc_mcast_bcast_finish(&recv.ch);
+        TAP_EXPECT(!memcmp(out, data, P));
+    }
+
+    TAP_TEST("a timeout that ran out while the process was away sends no NAK; a real loss is "
+             "asked for one raised timeout later") {
+        root.w.nmcast = 0;
+        ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
+        TAP_EXPECT(test_until_done(&root.ch));
+        ibmc_mcast_bcast_finish(&root.ch);
+        ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
+        ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[0].pkt, root.w.mcast[0].len, 0);
+        TAP_EXPECT(!test_until_done(&recv.ch));
         int before = naks(&recv);
         /* the first look comes 3 ms after the deadline: a stall, not a loss */
         recv.w.t += recv.ch.nak_timeout + 3e-3;
@@ -374,22 +404,24 @@ int main(void)
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), before + 1);
         TAP_EXPECT_EQ(recv.stats.naks_deferred, 1);
-        retransmit(&recv, &root.w.mcast[0], 10e-6);
+        retransmit(&recv, &root.w.mcast[1], 10e-6);
         TAP_EXPECT(test_until_done(&recv.ch));
         ibmc_mcast_bcast_finish(&recv.ch);
-        TAP_EXPECT(!memcmp(out, data, P));
+        TAP_EXPECT(!memcmp(out, data, 2 * P));
     }
 
     TAP_TEST("the deadline says when a receiver's NAK is due: nothing before it, a NAK after") {
         member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
         member_init(r, 0);
         member_init(m, 1);
-        ibmc_mcast_bcast_start(&r->ch, data, 2 * P, 0);
+        ibmc_mcast_bcast_start(&r->ch, data, 3 * P, 0);
         TAP_EXPECT(test_until_done(&r->ch));
         ibmc_mcast_bcast_finish(&r->ch);
         TAP_EXPECT(ibmc_mcast_bcast_deadline(&r->ch) == HUGE_VAL);
         m->w.t = 5.0;
-        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        ibmc_mcast_bcast_start(&m->ch, out, 3 * P, 0);
+        ibmc_mcast_mcast_in(&m->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        TAP_EXPECT(!test_until_done(&m->ch));
         double due = ibmc_mcast_bcast_deadline(&m->ch);
         TAP_EXPECT(due > 5.0 && due < 5.0 + 1.01 * params.nak_timeout_us * 1e-6);
         m->w.t = due - 1e-7;
@@ -401,7 +433,7 @@ int main(void)
         /* the NAK restarts the timer, doubled */
         double next = ibmc_mcast_bcast_deadline(&m->ch);
         TAP_EXPECT(next > due + 1.9 * (due - 5.0) && next < due + 2.1 * (due - 5.0));
-        for (int i = 0; i < 2; i++)
+        for (int i = 1; i < 3; i++)
             ibmc_mcast_mcast_in(&m->ch, r->w.mcast[i].pkt, r->w.mcast[i].len, 0);
         TAP_EXPECT(ibmc_mcast_bcast_deadline(&m->ch) <= m->w.t);
         TAP_EXPECT(test_until_done(&m->ch));
@@ -432,6 +464,145 @@ int main(void)
         ibmc_mcast_chan_free(&r->ch);
         free(big);
         free(r);
+    }
+
+    TAP_TEST("a member of which nothing of the message has come, and which has not learned a "
+             "timeout from losses, sends no NAK; after the longest timeout it sends its root an "
+             "ACK, to learn it is alive") {
+        member_t *m = malloc(sizeof(*m));
+        member_init(m, 1);
+        m->w.t = 5.0;
+        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        double due = ibmc_mcast_bcast_deadline(&m->ch);
+        TAP_EXPECT(due > 5.0 + 0.99 * params.nak_max_us * 1e-6 &&
+                   due < 5.0 + 1.01 * params.nak_max_us * 1e-6);
+        /* many NAK timeouts, and the last poll before one finds nothing */
+        for (int i = 1; i <= 100; i++) {
+            m->w.t = 5.0 + i * 0.99 * params.nak_max_us * 1e-6 / 100;
+            TAP_EXPECT(!test_until_done(&m->ch));
+        }
+        TAP_EXPECT_EQ(m->w.nrc, 0);
+        m->w.t = due + 1e-9;
+        TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT(m->w.nrc == 1 && m->w.rc[0].h.kind == IBMC_MCAST_RC_ACK && m->w.rc[0].to == 0 &&
+                   m->w.rc[0].h.a == 0);
+        TAP_EXPECT_EQ(m->stats.naks_sent, 0);
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
+    }
+
+    TAP_TEST("a root whose last packets stay unacknowledged asks after the NAK timeout, naming "
+             "where it sent to; a member that lost all of them NAKs at once and completes") {
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        member_init(r, 0);
+        member_init(m, 1);
+        int release;
+        r->w.t = m->w.t = 1.0;
+        TAP_EXPECT(ibmc_mcast_chan_deadline(&r->ch) == HUGE_VAL);       /* nothing sent */
+        ibmc_mcast_bcast_start(&r->ch, data, 2 * P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_finish(&r->ch);
+        memset(out, 0, sizeof(out));
+        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        /* both multicast packets are lost on the way to m */
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        double due = ibmc_mcast_chan_deadline(&r->ch);
+        TAP_EXPECT(due > 1.0 && due < 1.0 + 1.01 * params.nak_timeout_us * 1e-6);
+        r->w.t = due - 1e-7;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nrc, 0);
+        r->w.t = due + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT(r->w.nrc == 1 && r->w.rc[0].h.kind == IBMC_MCAST_RC_ACK_REQ &&
+                   r->w.rc[0].to == 1 && r->w.rc[0].h.a == 2 && r->w.rc[0].h.root == -1);
+        TAP_EXPECT_EQ(r->stats.ack_probes, 1);
+        /* m: the request reveals the loss; a NAK for both, marked a gap */
+        m->w.t = r->w.t;
+        ibmc_mcast_rc_in(&m->ch, 0, &r->w.rc[0].h, NULL, 0);
+        int nak = -1;
+        for (int i = 0; i < m->w.nrc; i++)
+            if (m->w.rc[i].h.kind == IBMC_MCAST_RC_NAK)
+                nak = i;
+        TAP_EXPECT(nak >= 0 && naks(m) == 1);
+        nak = nak < 0 ? 0 : nak;        /* checked on, and failing, without one */
+        TAP_EXPECT(m->w.rc[nak].h.a == 0 && m->w.rc[nak].h.b == 2 &&
+                   (m->w.rc[nak].h.flags & IBMC_MCAST_RC_F_GAP) && m->w.rc[nak].to == 0);
+        TAP_EXPECT_EQ(m->stats.naks_asked, 1);
+        /* the root answers from its ring; the copies complete m's message */
+        r->w.nrc = 0;
+        ibmc_mcast_rc_in(&r->ch, 1, &m->w.rc[nak].h, NULL, 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_DATA), 2);
+        for (int i = 0; i < r->w.nrc; i++)
+            ibmc_mcast_rc_in(&m->ch, 0, &r->w.rc[i].h, r->w.rc[i].pkt, r->w.rc[i].len);
+        TAP_EXPECT(test_until_done(&m->ch));
+        ibmc_mcast_bcast_finish(&m->ch);
+        TAP_EXPECT(!memcmp(out, data, 2 * P));
+        TAP_EXPECT_EQ(m->stats.duplicates, 0);
+        /* m's ACK moves: the next request, after twice the wait, settles the
+         * root's tail, and nothing more is asked */
+        r->w.nrc = 0;
+        m->w.nrc = 0;
+        r->w.t += 1.01 * params.nak_timeout_us * 1e-6;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nrc, 0);
+        r->w.t += 1.01 * params.nak_timeout_us * 1e-6;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_ACK_REQ), 1);
+        ibmc_mcast_rc_in(&m->ch, 0, &r->w.rc[0].h, NULL, 0);
+        TAP_EXPECT(m->w.nrc == 1 && m->w.rc[0].h.kind == IBMC_MCAST_RC_ACK && m->w.rc[0].h.a == 2);
+        ibmc_mcast_rc_in(&r->ch, 1, &m->w.rc[0].h, NULL, 0);
+        TAP_EXPECT(ibmc_mcast_chan_deadline(&r->ch) == HUGE_VAL);
+        r->w.t += 1.0;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_ACK_REQ), 1);
+        TAP_EXPECT_EQ(m->stats.naks_sent, 1);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
+    }
+
+    TAP_TEST("a root that looks at its unacknowledged packets more than one wait late (it was "
+             "not running) asks nothing then, and asks after twice the wait") {
+        member_t *r = malloc(sizeof(*r));
+        member_init(r, 0);
+        int release;
+        r->w.t = 1.0;
+        ibmc_mcast_bcast_start(&r->ch, data, P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_finish(&r->ch);
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        double wait = params.nak_timeout_us * 1e-6;
+        r->w.t = 1.0 + 2.5 * wait;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nrc, 0);
+        double due = ibmc_mcast_chan_deadline(&r->ch);
+        TAP_EXPECT(due > r->w.t + 1.99 * wait && due < r->w.t + 2.01 * wait);
+        r->w.t = due + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_ACK_REQ), 1);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
+    TAP_TEST("an ACK request from a member that is neither the message's root nor its co-root "
+             "reveals nothing: no NAK") {
+        /* 3 members, subgroups of 2: for root 0, member 1 acknowledges to
+         * 0, and member 2 is a co-root, not member 1's */
+        member_t *m = malloc(sizeof(*m));
+        member_init_n(m, 3, 1);
+        ibmc_mcast_bcast_start(&m->ch, out, 2 * P, 0);
+        ibmc_mcast_rc_t req = {.kind = IBMC_MCAST_RC_ACK_REQ,.context_id = 7,.epoch = 1,.a = 2,
+            .root = -1
+        };
+        ibmc_mcast_rc_in(&m->ch, 2, &req, NULL, 0);     /* for member 2's own messages */
+        req.root = 0;
+        ibmc_mcast_rc_in(&m->ch, 2, &req, NULL, 0);     /* naming root 0 */
+        TAP_EXPECT_EQ(naks(m), 0);
+        TAP_EXPECT_EQ(m->stats.naks_asked, 0);
+        TAP_EXPECT(ibmc_mcast_rx_nothing_seen(&m->ch.rx));
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
     }
 
     ibmc_mcast_chan_free(&root.ch);
@@ -499,10 +670,13 @@ int main(void)
         TAP_EXPECT(test_until_done(&h->ch));
         ibmc_mcast_bcast_finish(&h->ch);
         ibmc_mcast_rc_t ack = {.kind = IBMC_MCAST_RC_ACK,.context_id = 7,.epoch = 1,.a = 1,.root = -1 };
-        ibmc_mcast_rc_t req = {.kind = IBMC_MCAST_RC_ACK_REQ,.context_id = 7,.epoch = 1,.root = 0 };
+        ibmc_mcast_rc_t req = {.kind = IBMC_MCAST_RC_ACK_REQ,.context_id = 7,.epoch = 1,.a = 1,
+            .root = 0
+        };
         ibmc_mcast_rc_in(&h->ch, LEAF, &ack, NULL, 0);
         /* its parent asks: the child co-root holds the aggregate at 0, so
-         * 0 goes up, and the child is asked in turn, for root 0 */
+         * 0 goes up, and the child is asked in turn, for root 0, told where
+         * the root said it had sent to */
         h->w.nrc = 0;
         ibmc_mcast_rc_in(&h->ch, PARENT, &req, NULL, 0);
         int up = -1, asked = 0;
@@ -510,7 +684,8 @@ int main(void)
             const sent_t *m = &h->w.rc[i];
             if (m->h.kind == IBMC_MCAST_RC_ACK && m->to == PARENT && m->h.root == 0)
                 up = (int) m->h.a;
-            asked += m->h.kind == IBMC_MCAST_RC_ACK_REQ && m->to == CHILD && m->h.root == 0;
+            asked += m->h.kind == IBMC_MCAST_RC_ACK_REQ && m->to == CHILD && m->h.root == 0 &&
+                m->h.a == 1;
         }
         TAP_EXPECT_EQ(up, 0);
         TAP_EXPECT_EQ(asked, 1);

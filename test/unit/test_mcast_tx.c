@@ -240,7 +240,8 @@ int main(void)
         TAP_EXPECT_EQ(sent, W);
     }
 
-    TAP_TEST("a full window names the members holding it back, and only then") {
+    TAP_TEST("a full window names the members holding it back; after it, every member that has "
+             "not acknowledged all that was sent; nobody once all is") {
         int who[N];
         setup(&f);
         ibmc_mcast_tx_begin(&f.tx, 0, 0, f.data, 20 * P);
@@ -256,9 +257,15 @@ int main(void)
         /* at most max of them */
         ibmc_mcast_tx_ack(&f.tx, 0, 0);
         TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, 1), 1);
-        /* the last one moves: the window opens, nobody is named */
+        /* the window opens: every member still behind next (W) is named */
         ibmc_mcast_tx_ack(&f.tx, 2, 2);
         TAP_EXPECT(!ibmc_mcast_tx_blocked(&f.tx));
+        ibmc_mcast_tx_ack(&f.tx, 3, W);
+        TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 2);
+        TAP_EXPECT(who[0] == 0 && who[1] == 2);
+        /* everyone has everything sent: nobody */
+        for (int m = 0; m < N; m++)
+            ibmc_mcast_tx_ack(&f.tx, m, f.tx.next);
         TAP_EXPECT_EQ(ibmc_mcast_tx_laggards(&f.tx, who, N), 0);
     }
 

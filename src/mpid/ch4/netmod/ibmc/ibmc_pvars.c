@@ -99,6 +99,11 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(naks_sent,
               "Multicast NAKs this process sent over RC: requests for lost packets (each "
               "names a range of them).");
+    IBMC_PVAR_MCAST(naks_asked,
+              "Of those, the NAKs for losses that a root's (or co-root's) ACK request "
+              "revealed: packets of a message of which nothing had come here.  Until this "
+              "communicator has seen real losses, a member does not NAK such a message on "
+              "its own, since its root may not have sent it yet.");
     IBMC_PVAR_MCAST(naks_spared,
               "Times the NAK timeout ran out but one more poll, which does not give the "
               "processor away, found the data that had come meanwhile: no NAK was sent.");
@@ -114,9 +119,11 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
     IBMC_PVAR_MCAST(ack_probes,
-              "ACK requests this process sent over RC as a root whose window stayed full, or "
-              "as a co-root so asked: to the members holding it back.  A member that died "
-              "fails the request, which ends the job naming it.");
+              "ACK requests this process sent over RC as a root whose window stayed full or "
+              "whose last packets stayed unacknowledged for the NAK timeout, or as a co-root "
+              "so asked: to the members that have not acknowledged everything sent.  A "
+              "member that lost packets NAKs them then; one that died fails the request, "
+              "which ends the job naming it.");
     IBMC_PVAR_MCAST(relays,
               "Multicast packets this process sent over RC to co-roots, as a root or as a "
               "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP); "

@@ -219,7 +219,7 @@ int ibmc_mcast_relay_child_ack(ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t *
     return 1;
 }
 
-/* The lowest so far, as a distance behind next, and who holds it. */
+/* The lowest so far, as a distance behind next, and who is behind. */
 typedef struct {
     uint32_t next, released, behind;
     int *out, max, k;
@@ -234,11 +234,9 @@ static void fold(lowest_t * l, int m, uint32_t v)
     if (ibmc_mcast_seq_diff(v, l->next) >= 0)
         return;
     uint32_t b = l->next - v;
-    if (b > l->behind) {
+    if (b > l->behind)
         l->behind = b;
-        l->k = 0;
-    }
-    if (b == l->behind && l->out && l->k < l->max)
+    if (l->out && l->k < l->max)
         l->out[l->k++] = m;
 }
 

@@ -270,9 +270,10 @@ static int relay_due_flush(ibmc_mcast_chan_t * c)
 /* This co-root's aggregated ACK for root's messages, to its parent, if one
  * is due (ibmc_mcast_relay_due).  With ask_laggards (the parent asked,
  * ACK_REQ) the leaves and child co-roots that hold the aggregate back are
- * asked in turn, so that a dead member is named by its failed RC
- * connection rather than stalling the root. */
-static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards)
+ * asked in turn, passing on `end`, where the root said it had sent to: a
+ * leaf that lost a whole message learns of it so, and a dead member is
+ * named by its failed RC connection rather than stalling the root. */
+static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards, uint32_t end)
 {
     int err, nlag = 0;
     if (!is_coroot(c, root))
@@ -302,7 +303,7 @@ static int coroot_report(ibmc_mcast_chan_t * c, int root, int ask_laggards)
         }
     }
     for (int i = 0; ask_laggards && i < nlag; i++) {
-        CALL(send_ack_req(c, c->laggards[i], agg, root));
+        CALL(send_ack_req(c, c->laggards[i], end, root));
         c->eng->stats->ack_probes++;
     }
     return 0;
@@ -317,12 +318,12 @@ static int coroot_leaf_moved(ibmc_mcast_chan_t * c)
     if (c->state == IBMC_MCAST_CHAN_RETIRING) {
         for (int r = 0; r < c->size; r++)
             if (c->headed[r])
-                CALL(coroot_report(c, r, 0));
+                CALL(coroot_report(c, r, 0, 0));
         return 0;
     }
-    CALL(coroot_report(c, c->rx.ack_root, 0));
+    CALL(coroot_report(c, c->rx.ack_root, 0, 0));
     if (c->relay_root != c->rx.ack_root)
-        CALL(coroot_report(c, c->relay_root, 0));
+        CALL(coroot_report(c, c->relay_root, 0, 0));
     return 0;
 }
 
@@ -344,32 +345,42 @@ static int coroot_settled(const ibmc_mcast_chan_t * c)
 
 /* ---- what comes in ---- */
 
-/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
-static int after_packet(ibmc_mcast_chan_t * c)
+/* NAK the posted message's new gaps, the positions below the last one its
+ * root is known to have sent; returns how many NAKs went in *n. */
+static int nak_gaps(ibmc_mcast_chan_t * c, int *n)
 {
     int err;
     ibmc_mcast_range_t r[NAK_RANGES];
+    *n = 0;
     /* a co-root that gets every packet by relay sees a gap as a relay on
      * its way; one that gets only losses by RC asks its parent, which
      * answers from its copy or once it has one */
     if (c->rx.posted && (c->eng->params.relay_on_loss || !is_coroot(c, c->rx.root))) {
-        int n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
-        for (int i = 0; i < n; i++)
+        *n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
+        for (int i = 0; i < *n; i++)
             CALL(send_nak(c, c->rx.root, r[i].first, r[i].count, 1));
         /* the answer takes a round trip: the NAK timeout starts again */
-        if (n) {
+        if (*n) {
             c->nak_sent_at = now(c);
             if (!c->nak_first_at)
                 c->nak_first_at = c->nak_sent_at;
         }
     }
+    return 0;
+}
+
+/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
+static int after_packet(ibmc_mcast_chan_t * c)
+{
+    int err, n;
+    CALL(nak_gaps(c, &n));
     if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
         int root = c->rx.ack_root;
         uint32_t pos = ibmc_mcast_rx_ack_take(&c->rx);
         if (is_coroot(c, root)) {
             /* a co-root's ACK speaks for its leaves: it goes as they catch up */
             c->relay.owed[root] = 1;
-            CALL(coroot_report(c, root, 0));
+            CALL(coroot_report(c, root, 0, 0));
         } else {
             CALL(send_ack(c, ack_target(c, root), pos, 0));
         }
@@ -507,7 +518,7 @@ static int child_ack_in(ibmc_mcast_chan_t * c, int from, int root, uint32_t pos)
     int moved = ibmc_mcast_relay_child_ack(&c->relay, &p, from, pos);
     if (moved < 0)
         c->eng->stats->dropped++;
-    return moved > 0 ? coroot_report(c, root, 0) : 0;
+    return moved > 0 ? coroot_report(c, root, 0, 0) : 0;
 }
 
 /* A NAK from member `from`: answered from this process's ring if the
@@ -547,6 +558,27 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
     return 0;
 }
 
+/* An ACK request from `from` about root's messages says that the root has
+ * sent every position below end.  Believed only from the root of the
+ * message this member waits for, or from the co-root it acknowledges that
+ * root to: then what is missing of the message below end is lost, and is
+ * asked for now.  This is how a member that lost every packet of a message,
+ * which it cannot tell from a message not yet sent, learns of the loss
+ * when it does not NAK on its own for that case (waits_for_root): the
+ * root's (or co-root's) question about its unacknowledged packets covers
+ * it. */
+static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t end)
+{
+    int err, n;
+    if (c->state != IBMC_MCAST_CHAN_READY || !c->rx.posted || c->rx.root != root ||
+        (from != root && ack_target(c, root) != from))
+        return 0;
+    ibmc_mcast_rx_sent_below(&c->rx, end);
+    CALL(nak_gaps(c, &n));
+    c->eng->stats->naks_asked += (unsigned) n;
+    return 0;
+}
+
 int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
                      const void *body, size_t blen)
 {
@@ -568,13 +600,15 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
              * co-root answers its parent for its whole subtree under the
              * root named (a root asks without naming itself).  A retiring
              * member answers too: its last ACK may have been covered on the
-             * asker's board. */
+             * asker's board.  The request carries where the root had sent
+             * to, and what this member lost below it is asked for first. */
                 int root = h->root >= 0 ? h->root : from;
                 if (root >= c->size)
                     break;
+                CALL(root_sent_below(c, from, root, h->a));
                 if (live && is_coroot(c, root) && ack_target(c, root) == from) {
                     c->relay.owed[root] = 1;
-                    return coroot_report(c, root, 1);
+                    return coroot_report(c, root, 1, h->a);
                 }
                 if (live)
                     /* not taken from the skewed schedule: the asker need not be
@@ -641,11 +675,91 @@ static int read_board(ibmc_mcast_chan_t * c)
              * over this member's ACK: ask it again */
             c->eng->stats->dropped++;
             c->eng->stats->acks_foreign++;
-            CALL(send_ack_req(c, m, c->tx.min_acked, -1));
+            CALL(send_ack_req(c, m, c->tx.next, -1));
         }
     }
     return 0;
 }
+
+/* ---- this process's packets as a root, unacknowledged ---- */
+
+/* Packets of this root that some member has not acknowledged and that no
+ * later root's `released` has covered (every member had delivered those). */
+static int tail_pending(const ibmc_mcast_chan_t * c)
+{
+    return ibmc_mcast_seq_diff(c->tx.next, c->tx.min_acked) > 0 &&
+        ibmc_mcast_seq_diff(c->tx.next, c->rx.released) > 0;
+}
+
+/* The root's ACKs have not moved for a while, its window full or its last
+ * packets unacknowledged after the broadcast returned: ask the members
+ * that hold them, over RC, to acknowledge now, and say where this root has
+ * sent to.
+ *   - The ACK requests inside multicast packets may have been lost.
+ *   - A member may have lost every packet of a message.  It cannot tell
+ *     that from a root that has not sent yet, so it does not NAK on its own
+ *     (recv_turn): this question tells it, and it NAKs at once.  Seed 002
+ *     §III.D detects a lost tail by the receivers' timer; here the root,
+ *     which knows what it sent, times it, and no member asks for packets
+ *     that do not exist yet.
+ *   - A member may be gone: a live one answers, and a dead one fails the
+ *     RC send, which ends the job naming it instead of leaving the root
+ *     waiting.
+ * The wait before asking starts at the NAK timeout and doubles while the
+ * members stay silent (a member that is alive but outside MPI cannot
+ * answer).  In a stream the ACKs keep moving and nothing is asked; when it
+ * stops, the members' skewed ACKs (every ack_every packets) leave the
+ * last few unacknowledged, and one question each settles them. */
+static int probe_laggards(ibmc_mcast_chan_t * c)
+{
+    int err;
+    if (!tail_pending(c)) {
+        c->probe.since = 0;
+        return 0;
+    }
+    double t = now(c);
+    if (!c->probe.since || c->tx.min_acked != c->probe.at_min || c->tx.next != c->probe.at_next) {
+        if (c->tx.next != c->probe.at_next)
+            c->probe.after = c->nak_timeout;    /* new packets: the wait starts over */
+        c->probe.at_min = c->tx.min_acked;
+        c->probe.at_next = c->tx.next;
+        c->probe.since = t;
+        return 0;
+    }
+    double waited = t - c->probe.since;
+    if (waited < c->probe.after)
+        return 0;
+    if (waited > 2 * c->probe.after && c->probe.after < nak_max(c)) {
+        /* Looked at more than one wait late: this process was not running
+         * (descheduled, or outside MPI), and the members that share its
+         * processors were likely held up as well.  As a receiver's stall
+         * rule (recv_turn), the silence says more about the scheduler than
+         * about the fabric: wait once more, twice as long, before asking. */
+        c->probe.since = t;
+        c->probe.after = dmin(2 * c->probe.after, nak_max(c));
+        return 0;
+    }
+    /* every one of them: a dead member must be asked even when live ones
+     * that stay behind are asked too */
+    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
+    for (int i = 0; i < n; i++) {
+        CALL(send_ack_req(c, c->laggards[i], c->tx.next, -1));
+        c->eng->stats->ack_probes++;
+    }
+    c->probe.since = t;
+    c->probe.after = dmin(2 * c->probe.after, nak_max(c));
+    return 0;
+}
+
+double ibmc_mcast_chan_deadline(const ibmc_mcast_chan_t * c)
+{
+    if ((c->state != IBMC_MCAST_CHAN_READY && c->state != IBMC_MCAST_CHAN_RETIRING) ||
+        !tail_pending(c))
+        return HUGE_VAL;
+    return c->probe.since ? c->probe.since + c->probe.after : 0;
+}
+
+/* ---- the progress engine's turn ---- */
 
 int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
 {
@@ -654,6 +768,9 @@ int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
     CALL(relay_due_flush(c));
     if (board_wanted(c))
         CALL(read_board(c));
+    /* retiring too: a member may still wait for this root's last message */
+    if (c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING)
+        CALL(probe_laggards(c));
     if (c->state == IBMC_MCAST_CHAN_RETIRING)
         *release = (ibmc_mcast_seq_diff(c->tx.min_acked, c->tx.next) >= 0 && coroot_settled(c))
             || now(c) > c->retire_deadline;
@@ -688,37 +805,6 @@ static int root_send(ibmc_mcast_chan_t * c, int *blocked)
     return 0;
 }
 
-/* The root's window has been full for a while with no ACK moving it: ask
- * the members that hold it back, over RC, to acknowledge now.  The ACK
- * requests inside multicast packets may have been lost, or a member may be
- * gone: a live one answers, and a dead one fails the RC send, which ends the
- * job naming it instead of leaving the root waiting.  The wait before asking
- * starts at the NAK timeout and doubles while the members stay silent (a
- * member that is alive but outside MPI cannot answer). */
-static int probe_laggards(ibmc_mcast_chan_t * c)
-{
-    int err;
-    double t = now(c);
-    if (!ibmc_mcast_tx_blocked(&c->tx) || c->tx.min_acked != c->cur.stuck_at ||
-        !c->cur.stuck_since) {
-        c->cur.stuck_at = c->tx.min_acked;
-        c->cur.stuck_since = t;
-        return 0;
-    }
-    if (t - c->cur.stuck_since < c->cur.probe_after)
-        return 0;
-    /* every one of them: a dead member must be asked even when live ones
-     * that stay behind are asked too */
-    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
-    for (int i = 0; i < n; i++) {
-        CALL(send_ack_req(c, c->laggards[i], c->tx.min_acked, -1));
-        c->eng->stats->ack_probes++;
-    }
-    c->cur.stuck_since = t;
-    c->cur.probe_after = dmin(2 * c->cur.probe_after, nak_max(c));
-    return 0;
-}
-
 static uint64_t received(const ibmc_mcast_chan_t * c)
 {
     return c->rx.count[IBMC_MCAST_RX_DELIVERED] + c->rx.count[IBMC_MCAST_RX_HELD];
@@ -734,9 +820,6 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
     if (root == c->rank) {
         uint32_t first = ibmc_mcast_rx_own(&c->rx, len, c->rank);
         ibmc_mcast_tx_begin(&c->tx, first, c->rx.released, buf, len);
-        c->cur.probe_after = c->nak_timeout;
-        c->cur.stuck_since = 0;
-        c->cur.stuck_at = 0;    /* set on the first blocked turn */
         return 0;
     }
     c->nak_first_at = 0;
@@ -749,11 +832,36 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
     return after_packet(c);
 }
 
+/* Whether this member waits for the root's question (probe_laggards)
+ * instead of NAKing on its own: nothing of the message has come, so the root
+ * may not have started (it may be setting up another communicator's channel,
+ * or computing), and a NAK would ask for packets that do not exist.  If the
+ * root did send them all and every one was lost, its own timer asks this
+ * member, and it NAKs then.  Only a channel whose real losses have taught it
+ * a timeout shorter than the configured start, which the root's timer
+ * keeps, asks on its own: it finds a lost message in a few round trips,
+ * sooner than the root would ask.  Where the fabric loses nothing, no
+ * member ever sends a NAK that way. */
+static int waits_for_root(const ibmc_mcast_chan_t * c)
+{
+    return ibmc_mcast_rx_nothing_seen(&c->rx) &&
+        c->nak_timeout >= c->eng->params.nak_timeout_us * 1e-6;
+}
+
+/* How long a receiver's broadcast may stay silent before it acts: the NAK
+ * timeout; while it waits for the root, the longest one (or the configured
+ * start, if longer), after which it checks that the root is still there. */
+static double quiet_limit(const ibmc_mcast_chan_t * c)
+{
+    return waits_for_root(c) ? dmax(nak_max(c), c->cur.timeout) : c->cur.timeout;
+}
+
 /* A receiver's turn: when nothing has come for the NAK timeout, the tail
- * is missing, or everything: it asks for all of it, and waits twice as long
- * before asking again.  The wait may have given the processor away for a
- * while, so one more poll, which does not, comes first: what arrived
- * meanwhile is no loss. */
+ * is missing, or all of it (waits_for_root says when this member asks for
+ * that itself): it asks for all of it, and waits twice as long before asking
+ * again.  The wait may have given the processor away for a while, so one
+ * more poll, which does not, comes first: what arrived meanwhile is no
+ * loss. */
 static int recv_turn(ibmc_mcast_chan_t * c)
 {
     int err;
@@ -761,7 +869,7 @@ static int recv_turn(ibmc_mcast_chan_t * c)
     double t = now(c);
     if (c->nak_sent_at > c->cur.quiet_since)
         c->cur.quiet_since = c->nak_sent_at;
-    if (seen == c->cur.seen && t - c->cur.quiet_since > c->cur.timeout) {
+    if (seen == c->cur.seen && t - c->cur.quiet_since > quiet_limit(c)) {
         CALL(c->eng->ops->poll(c->eng->io));
         seen = received(c);
         if (seen != c->cur.seen || ibmc_mcast_rx_complete(&c->rx))
@@ -773,6 +881,24 @@ static int recv_turn(ibmc_mcast_chan_t * c)
         c->cur.seen = seen;
         c->cur.quiet_since = t;
         c->cur.timeout = c->nak_timeout;
+    } else if (waits_for_root(c)) {
+        if (t - c->cur.quiet_since > quiet_limit(c)) {
+            /* is the root (or the co-root) still there?  An ACK asks
+             * nothing of a live one, and a dead one fails the RC send,
+             * which ends the job naming it.  Not a NAK: a root may take
+             * longer than this to come (setting up a channel, computing),
+             * and if it sent and left the communicator, its retiring
+             * channel still asks.  A co-root's ACK speaks for its
+             * subtree: it sends its aggregate and asks its laggards. */
+            int root = c->cur.root;
+            if (is_coroot(c, root)) {
+                c->relay.owed[root] = 1;
+                CALL(coroot_report(c, root, 1, c->rx.next));
+            } else {
+                CALL(send_ack(c, ack_target(c, root), c->rx.next, 1));
+            }
+            c->cur.quiet_since = t;
+        }
     } else if (t - c->cur.quiet_since > c->cur.timeout) {
         /* The timer ran out more than its own length ago: this process was
          * not running (descheduled, or another thread held the lock), so
@@ -835,11 +961,11 @@ double ibmc_mcast_bcast_deadline(const ibmc_mcast_chan_t * c)
     if (c->cur.root == c->rank) {
         if (!ibmc_mcast_tx_blocked(&c->tx))
             return HUGE_VAL;    /* what stops it is the send queue, not a timer */
-        return c->cur.stuck_since ? c->cur.stuck_since + c->cur.probe_after : 0;
+        return ibmc_mcast_chan_deadline(c);
     }
     if (ibmc_mcast_rx_complete(&c->rx) || c->mismatch)
         return 0;
-    return dmax(c->cur.quiet_since, c->nak_sent_at) + c->cur.timeout;
+    return dmax(c->cur.quiet_since, c->nak_sent_at) + quiet_limit(c);
 }
 
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
@@ -857,6 +983,10 @@ int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
         st->recovery_us += us;
         if (us > st->recovery_worst_us)
             st->recovery_worst_us = us;
+        /* acknowledged at once, not at this member's next turn in the ACK
+         * schedule: a loss at the end of a stream is what the root's
+         * question (probe_laggards) waits on, and it need not ask twice */
+        ibmc_mcast_rx_want_ack(&c->rx, c->rx.next - 1);
     }
     st->bcasts++;
     return after_packet(c);
@@ -895,7 +1025,7 @@ int ibmc_mcast_chan_retire(ibmc_mcast_chan_t * c, int *release)
             /* for its subgroup, as its leaves' last ACKs come in */
             c->headed[r] = 1;
             c->relay.owed[r] = 1;
-            CALL(coroot_report(c, r, 0));
+            CALL(coroot_report(c, r, 0, 0));
         } else {
             CALL(send_ack(c, ack_target(c, r), end, 0));
         }

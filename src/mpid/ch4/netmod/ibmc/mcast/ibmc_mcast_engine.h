@@ -56,6 +56,9 @@ typedef struct {
     unsigned long long acks_read;       /* ACKs this process found on its boards */
     unsigned long long acks_foreign;    /* board words of another epoch, asked again */
     unsigned long long naks_sent;       /* NAK messages sent (each names a range) */
+    unsigned long long naks_asked;      /* ... of them for losses an ACK request revealed:
+                                         * the message's root had sent packets of which
+                                         * nothing had come */
     unsigned long long naks_spared;     /* NAK timeouts after which one more poll found
                                          * the data: no NAK went */
     unsigned long long naks_premature;  /* timeout NAKs whose data then came by multicast:
@@ -64,7 +67,9 @@ typedef struct {
                                          * was not running: no NAK went, and the
                                          * channel's NAK timeout rose to twice the stall */
     unsigned long long retransmits;     /* packets sent again over RC for NAKs */
-    unsigned long long ack_probes;      /* ACK requests a stuck root (or a co-root) sent */
+    unsigned long long ack_probes;      /* ACK requests a root sent to the members holding
+                                         * back its window or its last packets, or a
+                                         * co-root to its subtree's */
     unsigned long long relays;  /* packets sent over RC to co-roots */
     unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subtree */
     unsigned long long tree_acks;       /* ... of them to a parent co-root, by RC */
@@ -213,9 +218,13 @@ struct ibmc_mcast_chan {
         int root;
         double timeout, quiet_since;    /* receiver: the NAK timer */
         uint64_t seen;
-        double probe_after, stuck_since;        /* root: asking laggards */
-        uint32_t stuck_at;
     } cur;
+    /* this process as a root: asking the members that hold back its
+     * unacknowledged packets (probe_laggards), in a broadcast or after it */
+    struct {
+        double since, after;    /* the ACKs have not moved since; ask after this long */
+        uint32_t at_min, at_next;       /* min_acked and next when they last moved */
+    } probe;
 };
 
 void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * ops, void *io,
@@ -257,7 +266,8 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
 int ibmc_mcast_probe_in(ibmc_mcast_chan_t * c);
 
 /* The progress engine's turn for channel c: ACKs written on its board, if
- * anything waits on them.  *release: a retiring channel is done (every
+ * anything waits on them, and this process's packets as a root that stay
+ * unacknowledged too long (ibmc_mcast_chan_deadline).  *release: a retiring channel is done (every
  * member acknowledged all, or its deadline passed) and may be freed. */
 int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release);
 
@@ -270,6 +280,12 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
 int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done);
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c);
 int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root);
+
+/* The time (in ops->now's clock) at which ibmc_mcast_chan_progress next has
+ * a timer to act on: this process's last packets as a root, unacknowledged,
+ * and the question to the members that hold them.  HUGE_VAL when none runs;
+ * a time already past when the next call acts at once. */
+double ibmc_mcast_chan_deadline(const ibmc_mcast_chan_t * c);
 
 /* The time (in ops->now's clock) at which ibmc_mcast_bcast_test next has a
  * timer to act on, between start and finish: the receiver's NAK, or the

@@ -262,6 +262,22 @@ int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * ou
     return n;
 }
 
+void ibmc_mcast_rx_want_ack(ibmc_mcast_rx_t * rx, uint32_t pos)
+{
+    want_ack(rx, pos);
+}
+
+void ibmc_mcast_rx_sent_below(ibmc_mcast_rx_t * rx, uint32_t end)
+{
+    if (!rx->posted)
+        return;
+    uint32_t msg_end = rx->first + rx->nfrags;
+    if (ibmc_mcast_seq_diff(end, msg_end) > 0)
+        end = msg_end;
+    if (ibmc_mcast_seq_diff(end, rx->seen_end) > 0)
+        rx->seen_end = end;
+}
+
 int ibmc_mcast_rx_ack_due(const ibmc_mcast_rx_t * rx)
 {
     if (rx->ack_req && ibmc_mcast_seq_diff(rx->next, rx->ack_req_pos) > 0)

@@ -97,7 +97,8 @@ typedef struct {
     unsigned char *slot_mem;    /* window x payload_max bytes for held payloads */
 
     uint32_t next;              /* first position not yet delivered */
-    uint32_t seen_end;          /* one past the highest accepted position */
+    uint32_t seen_end;          /* one past the highest position the posted message's
+                                 * root is known to have sent */
     uint32_t nak_mark;          /* gap NAKs have covered positions below this */
 
     /* the posted message */
@@ -160,6 +161,23 @@ static inline int ibmc_mcast_rx_complete(const ibmc_mcast_rx_t * rx)
  * missing position, the tail included (call when the message has stalled
  * for the NAK timeout).  Returns the number of ranges written. */
 int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * out, int max);
+
+/* The posted message's root has sent every position below end (its ACK
+ * request said so): what is missing of the message below end is a gap, lost
+ * rather than late, and the next ibmc_mcast_rx_missing(all = 0) reports
+ * it.  A position past the posted message says nothing about it. */
+void ibmc_mcast_rx_sent_below(ibmc_mcast_rx_t * rx, uint32_t end);
+
+/* An ACK is wanted once next passes pos, whatever the ACK schedule. */
+void ibmc_mcast_rx_want_ack(ibmc_mcast_rx_t * rx, uint32_t pos);
+
+/* Nothing says the posted message's root has sent any of it: no fragment
+ * has come, and no later packet or ACK request of that root.  A NAK now
+ * could only ask for packets that may not exist yet. */
+static inline int ibmc_mcast_rx_nothing_seen(const ibmc_mcast_rx_t * rx)
+{
+    return rx->posted && rx->got == 0 && ibmc_mcast_seq_diff(rx->seen_end, rx->first) <= 0;
+}
 
 /* Is an ACK due (skewed turn reached, or asked for)? */
 int ibmc_mcast_rx_ack_due(const ibmc_mcast_rx_t * rx);

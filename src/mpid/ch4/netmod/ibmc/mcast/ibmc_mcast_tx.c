@@ -165,11 +165,12 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos)
 
 int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max)
 {
-    int n = 0;
-    if (tx->nmembers <= 1 || !ibmc_mcast_tx_blocked(tx))
+    int n = 0, full = ibmc_mcast_tx_blocked(tx);
+    if (tx->nmembers <= 1 || ibmc_mcast_seq_diff(tx->next, tx->min_acked) <= 0)
         return 0;
     for (int m = 0; m < tx->nmembers && n < max; m++)
-        if (acker(tx, m) && tx->acked[m] == tx->min_acked)
+        if (acker(tx, m) && (full ? tx->acked[m] == tx->min_acked
+                             : ibmc_mcast_seq_diff(tx->next, tx->acked[m]) > 0))
             out[n++] = m;
     return n;
 }

@@ -125,10 +125,17 @@ static inline int ibmc_mcast_tx_blocked(const ibmc_mcast_tx_t * tx)
  * ibmc_mcast_tx_begin keeps it if it is not past the message's start. */
 int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos);
 
-/* The members holding the window back (their ACK is the lowest), up to max
- * of them into out[]; returns how many.  A root whose window has stayed full
- * asks them over RC (ibmc_mcast_engine.c): a live member answers with an ACK, and a
- * dead one fails the reliable connection, which names it. */
+/* The members a root asks for an ACK, up to max of them into out[];
+ * returns how many, 0 when every member has acknowledged all it sent.  With
+ * the window full, the ones holding it back (their ACK is the lowest): a
+ * member that lost packets there has seen the later ones and NAKed.
+ * Otherwise every member that has not acknowledged all: the one that lost
+ * a whole last message need not be the lowest, and asking the lowest alone
+ * would find it only after several doubled waits.  A root whose window has
+ * stayed full,
+ * or whose last packets have stayed unacknowledged, asks them over RC
+ * (ibmc_mcast_engine.c): a live member answers with an ACK, and NAKs what
+ * it lost; a dead one fails the reliable connection, which names it. */
 int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max);
 
 /* The ring's copy of position pos for a retransmission: 1 and *pkt, *len,
