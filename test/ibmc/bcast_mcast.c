@@ -21,7 +21,8 @@
  *            any (a receiver whose root is late, setting up another
  *            communicator's channel, waits for it without NAKing);
  *   recovery as mcast, and packets were lost (injected) and sent again
- *            over RC, and broadcasts counted recoveries; with
+ *            over RC, and broadcasts counted recoveries, some of them
+ *            found by a root's ACK request (a whole message lost); with
  *            --relay-repairs (every receiver a co-root,
  *            MPIR_CVAR_IBMC_MCAST_SUBGROUP=1) the relays, which every
  *            co-root gets anyway, may have repaired every loss before any
@@ -239,6 +240,14 @@ int main(int argc, char **argv)
             printf("bcast_mcast: FAIL: %llu injected losses, %llu retransmissions, %llu "
                    "broadcasts counted as recovered, %llu relayed\n", tot[7], tot[4], tot[8],
                    tot[10]);
+            ok = 0;
+        }
+        /* Messages of one packet are lost whole, and before the first
+         * recovery no member NAKs such a message on its own: the roots'
+         * ACK requests must have revealed some */
+        if (!strcmp(expect, "recovery") && !relay_repairs && (tot[23] == 0 || tot[24] == 0)) {
+            printf("bcast_mcast: FAIL: %llu NAKs asked by a root's ACK request, %llu ACK "
+                   "requests, with %llu injected losses\n", tot[23], tot[24], tot[7]);
             ok = 0;
         }
         /* co-roots (--coroots: MPIR_CVAR_IBMC_MCAST_SUBGROUP below the

@@ -585,6 +585,28 @@ int main(void)
         free(r);
     }
 
+    TAP_TEST("a root that asks again while the loss is still there is answered with the NAK "
+             "again; what is not below where it sent to is not asked for") {
+        member_t *m = malloc(sizeof(*m));
+        member_init(m, 1);
+        ibmc_mcast_bcast_start(&m->ch, out, 3 * P, 0);
+        ibmc_mcast_rc_t req = {.kind = IBMC_MCAST_RC_ACK_REQ,.context_id = 7,.epoch = 1,.a = 2,
+            .root = -1
+        };
+        ibmc_mcast_rc_in(&m->ch, 0, &req, NULL, 0);
+        ibmc_mcast_rc_in(&m->ch, 0, &req, NULL, 0);
+        int n = 0;
+        for (int i = 0; i < m->w.nrc; i++)
+            if (m->w.rc[i].h.kind == IBMC_MCAST_RC_NAK) {
+                n++;
+                TAP_EXPECT(m->w.rc[i].h.a == 0 && m->w.rc[i].h.b == 2);   /* not the third */
+            }
+        TAP_EXPECT_EQ(n, 2);
+        TAP_EXPECT_EQ(m->stats.naks_asked, 2);
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
+    }
+
     TAP_TEST("an ACK request from a member that is neither the message's root nor its co-root "
              "reveals nothing: no NAK") {
         /* 3 members, subgroups of 2: for root 0, member 1 acknowledges to

@@ -168,7 +168,11 @@ cvars:
         sends no NAK if that brings data.  When it ran out more than its own
         length before the member looked (the process was not running), no
         NAK goes either, and the timeout rises to twice that lateness, up to
-        100 ms.  From 1 to 10000000.
+        100 ms.  A member of which nothing of the message has come does not
+        NAK it while the timeout is at or above this value (the root may not
+        have sent it yet): the root waits the same timeout for the ACKs of
+        its last packets, then asks the members behind, saying where it sent
+        to, and they NAK what they lack at once.  From 1 to 10000000.
 
     - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
       category    : CH4_IBMC

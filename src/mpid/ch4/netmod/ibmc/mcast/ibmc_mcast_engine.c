@@ -345,35 +345,25 @@ static int coroot_settled(const ibmc_mcast_chan_t * c)
 
 /* ---- what comes in ---- */
 
-/* NAK the posted message's new gaps, the positions below the last one its
- * root is known to have sent; returns how many NAKs went in *n. */
-static int nak_gaps(ibmc_mcast_chan_t * c, int *n)
+/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
+static int after_packet(ibmc_mcast_chan_t * c)
 {
     int err;
     ibmc_mcast_range_t r[NAK_RANGES];
-    *n = 0;
     /* a co-root that gets every packet by relay sees a gap as a relay on
      * its way; one that gets only losses by RC asks its parent, which
      * answers from its copy or once it has one */
     if (c->rx.posted && (c->eng->params.relay_on_loss || !is_coroot(c, c->rx.root))) {
-        *n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
-        for (int i = 0; i < *n; i++)
+        int n = ibmc_mcast_rx_missing(&c->rx, 0, r, NAK_RANGES);
+        for (int i = 0; i < n; i++)
             CALL(send_nak(c, c->rx.root, r[i].first, r[i].count, 1));
         /* the answer takes a round trip: the NAK timeout starts again */
-        if (*n) {
+        if (n) {
             c->nak_sent_at = now(c);
             if (!c->nak_first_at)
                 c->nak_first_at = c->nak_sent_at;
         }
     }
-    return 0;
-}
-
-/* After a packet reached the protocol: NAK new gaps, acknowledge if due. */
-static int after_packet(ibmc_mcast_chan_t * c)
-{
-    int err, n;
-    CALL(nak_gaps(c, &n));
     if (ibmc_mcast_rx_ack_due(&c->rx) && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
         int root = c->rx.ack_root;
         uint32_t pos = ibmc_mcast_rx_ack_take(&c->rx);
@@ -569,13 +559,24 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
  * it. */
 static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t end)
 {
-    int err, n;
+    int err;
+    ibmc_mcast_range_t r[NAK_RANGES];
     if (c->state != IBMC_MCAST_CHAN_READY || !c->rx.posted || c->rx.root != root ||
         (from != root && ack_target(c, root) != from))
         return 0;
     ibmc_mcast_rx_sent_below(&c->rx, end);
-    CALL(nak_gaps(c, &n));
-    c->eng->stats->naks_asked += (unsigned) n;
+    /* a co-root that gets every packet by relay has them on their way */
+    if (!c->eng->params.relay_on_loss && is_coroot(c, root))
+        return 0;
+    int n = ibmc_mcast_rx_missing_below(&c->rx, end, r, NAK_RANGES);
+    for (int i = 0; i < n; i++)
+        CALL(send_nak(c, root, r[i].first, r[i].count, 1));
+    if (n) {
+        c->eng->stats->naks_asked += (unsigned) n;
+        c->nak_sent_at = now(c);
+        if (!c->nak_first_at)
+            c->nak_first_at = c->nak_sent_at;
+    }
     return 0;
 }
 

@@ -224,21 +224,11 @@ uint32_t ibmc_mcast_rx_own(ibmc_mcast_rx_t * rx, uint64_t len, int self)
     return first;
 }
 
-int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * out, int max)
+/* The posted message's missing positions in [start, end), at most max
+ * ranges; nak_mark moves past what they cover. */
+static int missing_in(ibmc_mcast_rx_t * rx, uint32_t start, uint32_t end,
+                      ibmc_mcast_range_t * out, int max)
 {
-    if (!rx->posted || max <= 0)
-        return 0;
-    uint32_t end = rx->first + rx->nfrags;
-    uint32_t lim = rx->next + rx->window;
-    if (ibmc_mcast_seq_diff(end, lim) > 0)
-        end = lim;
-    uint32_t start = rx->next;
-    if (!all) {
-        if (ibmc_mcast_seq_diff(end, rx->seen_end) > 0)
-            end = rx->seen_end;
-        if (ibmc_mcast_seq_diff(rx->nak_mark, start) > 0)
-            start = rx->nak_mark;
-    }
     int n = 0;
     uint32_t pos = start;
     while (ibmc_mcast_seq_diff(end, pos) > 0) {
@@ -260,6 +250,40 @@ int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * ou
     if (ibmc_mcast_seq_diff(pos, rx->nak_mark) > 0)
         rx->nak_mark = pos;
     return n;
+}
+
+/* One past the last position of the posted message inside the window. */
+static uint32_t posted_end(const ibmc_mcast_rx_t * rx)
+{
+    uint32_t end = rx->first + rx->nfrags;
+    uint32_t lim = rx->next + rx->window;
+    return ibmc_mcast_seq_diff(end, lim) > 0 ? lim : end;
+}
+
+int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * out, int max)
+{
+    if (!rx->posted || max <= 0)
+        return 0;
+    uint32_t end = posted_end(rx);
+    uint32_t start = rx->next;
+    if (!all) {
+        if (ibmc_mcast_seq_diff(end, rx->seen_end) > 0)
+            end = rx->seen_end;
+        if (ibmc_mcast_seq_diff(rx->nak_mark, start) > 0)
+            start = rx->nak_mark;
+    }
+    return missing_in(rx, start, end, out, max);
+}
+
+int ibmc_mcast_rx_missing_below(ibmc_mcast_rx_t * rx, uint32_t end, ibmc_mcast_range_t * out,
+                                int max)
+{
+    if (!rx->posted || max <= 0)
+        return 0;
+    uint32_t lim = posted_end(rx);
+    if (ibmc_mcast_seq_diff(end, lim) > 0)
+        end = lim;
+    return missing_in(rx, rx->next, end, out, max);
 }
 
 void ibmc_mcast_rx_want_ack(ibmc_mcast_rx_t * rx, uint32_t pos)

@@ -168,6 +168,13 @@ int ibmc_mcast_rx_missing(ibmc_mcast_rx_t * rx, int all, ibmc_mcast_range_t * ou
  * it.  A position past the posted message says nothing about it. */
 void ibmc_mcast_rx_sent_below(ibmc_mcast_rx_t * rx, uint32_t end);
 
+/* Ranges of the posted message's missing positions below end, inside the
+ * window, at most max of them, whether reported before or not: the answer
+ * to the root's question, which comes again only while its ACKs stay
+ * behind (an earlier NAK's answer may not have filled them). */
+int ibmc_mcast_rx_missing_below(ibmc_mcast_rx_t * rx, uint32_t end, ibmc_mcast_range_t * out,
+                                int max);
+
 /* An ACK is wanted once next passes pos, whatever the ACK schedule. */
 void ibmc_mcast_rx_want_ack(ibmc_mcast_rx_t * rx, uint32_t pos);
 
