@@ -249,6 +249,7 @@ int main(void)
         ibmc_mcast_relay_init(&r, 10, 7, W, P, ring, ring_root, leaf_acked, child_acked, 2, agg_sent, owed);
         TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &p, 5, 0, lag, 4, &nlag), 0);
         TAP_EXPECT_EQ(nlag, 3);
+        TAP_EXPECT(lag[0] == 3 && lag[1] == 8 && lag[2] == 9);  /* the child co-root first */
         TAP_EXPECT_EQ(ibmc_mcast_relay_child_ack(&r, &p, 3, 7), 1);     /* ahead: counts as 5 */
         TAP_EXPECT_EQ(ibmc_mcast_relay_aggregate(&r, &p, 5, 0, lag, 4, &nlag), 0);
         TAP_EXPECT_EQ(nlag, 2);

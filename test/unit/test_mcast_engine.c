@@ -585,6 +585,28 @@ int main(void)
         free(r);
     }
 
+    TAP_TEST("a root asks its co-roots before the leaves of its own subgroup") {
+        /* 8 members, subgroups of 2, root 0: it hears from leaf 1 and from
+         * co-roots 2 and 4 (6 is below 2) */
+        member_t *r = malloc(sizeof(*r));
+        member_init_n(r, 8, 0);
+        int release;
+        r->w.t = 1.0;
+        ibmc_mcast_bcast_start(&r->ch, data, P, 0);
+        TAP_EXPECT(test_until_done(&r->ch));
+        ibmc_mcast_bcast_finish(&r->ch);
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        int to[8], n = 0;
+        for (int i = 0; i < r->w.nrc && n < 8; i++)     /* relays to 2 and 4 went first */
+            if (r->w.rc[i].h.kind == IBMC_MCAST_RC_ACK_REQ && r->w.rc[i].h.a == 1)
+                to[n++] = r->w.rc[i].to;
+        TAP_EXPECT(n == 3 && to[0] == 2 && to[1] == 4 && to[2] == 1);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
     TAP_TEST("a root that asks again while the loss is still there is answered with the NAK "
              "again; what is not below where it sent to is not asked for") {
         member_t *m = malloc(sizeof(*m));

@@ -250,16 +250,19 @@ uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mca
     if (ibmc_mcast_plan_head(p, r->self) == r->self) {
         int rel0 = (r->self - p->root + p->n) % p->n, g = rel0 / p->s;
         int groups = ibmc_mcast_plan_groups(p);
-        for (int rel = rel0 + 1; rel < rel0 + p->s && rel < p->n; rel++) {
-            int m = (p->root + rel) % p->n;
-            fold(&l, m, r->leaf_acked[m]);
-        }
+        /* child co-roots first: asked first, they ask their own subtrees
+         * while this one asks its leaves, and a question goes down the tree
+         * in one message per level instead of one subgroup's worth */
         for (int j = 0; j < r->child_slots; j++) {
             int child = IBMC_MCAST_RELAY_FANOUT * g + 1 + j;
             if (child >= groups)
                 break;
             fold(&l, (p->root + child * p->s) % p->n,
                  r->child_acked[(size_t) p->root * r->child_slots + j]);
+        }
+        for (int rel = rel0 + 1; rel < rel0 + p->s && rel < p->n; rel++) {
+            int m = (p->root + rel) % p->n;
+            fold(&l, m, r->leaf_acked[m]);
         }
     }
     if (nlag)

@@ -212,7 +212,8 @@ int ibmc_mcast_relay_child_ack(ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t *
  * it, says the root) counts as released.  The members below next, up to
  * max of them, go to out[] and their number to *nlag (out may be NULL):
  * every one of them, not only the lowest, since one that lost a whole
- * message need not be the lowest when its co-root is asked. */
+ * message need not be the lowest when its co-root is asked; child
+ * co-roots before leaves. */
 uint32_t ibmc_mcast_relay_aggregate(const ibmc_mcast_relay_t * r, const ibmc_mcast_plan_t * p,
                                     uint32_t next, uint32_t released, int *out, int max,
                                     int *nlag);

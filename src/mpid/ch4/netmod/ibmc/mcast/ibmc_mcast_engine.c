@@ -684,6 +684,13 @@ static int read_board(ibmc_mcast_chan_t * c)
 
 /* ---- this process's packets as a root, unacknowledged ---- */
 
+/* Member m is a co-root of this process's own messages. */
+static int is_coroot_of_mine(const ibmc_mcast_chan_t * c, int m)
+{
+    ibmc_mcast_plan_t p = plan_of(c, c->rank);
+    return c->relay_ring && ibmc_mcast_plan_is_coroot(&p, m);
+}
+
 /* Packets of this root that some member has not acknowledged and that no
  * later root's `released` has covered (every member had delivered those). */
 static int tail_pending(const ibmc_mcast_chan_t * c)
@@ -741,12 +748,17 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         return 0;
     }
     /* every one of them: a dead member must be asked even when live ones
-     * that stay behind are asked too */
+     * that stay behind are asked too.  Co-roots first, which pass the
+     * question on to their subtrees while the root asks its own
+     * subgroup. */
     int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
-    for (int i = 0; i < n; i++) {
-        CALL(send_ack_req(c, c->laggards[i], c->tx.next, -1));
-        c->eng->stats->ack_probes++;
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if (is_coroot_of_mine(c, c->laggards[i]) != !pass)
+                continue;
+            CALL(send_ack_req(c, c->laggards[i], c->tx.next, -1));
+            c->eng->stats->ack_probes++;
+        }
     c->probe.since = t;
     c->probe.after = dmin(2 * c->probe.after, nak_max(c));
     return 0;
