@@ -7,7 +7,8 @@
  *
  * Bytes 0-2 configure the receiver (payload_max 1..24, window 1..16, ACK
  * period and skew); the rest is a program of operations: crafted packets
- * (near the window, from the root or not, spoiled in one field or not),
+ * (near the window, from the root or not, spoiled in one field or not,
+ * some of them questions to the group),
  * raw packets, post (MPI_Bcast entered as a non-root), own (as the root,
  * also with huge lengths, so that the stream wraps past 2^32), missing
  * (NAK ranges) and the ACK calls.  A model of the documented behaviour runs
@@ -29,7 +30,9 @@
  * moves only forward, on a verified packet, never past its position; an
  * ACK is due once `next` passes a packet that
  * asked for it or this receiver's skewed turn, and not right after one was
- * taken. */
+ * taken.  The same bytes read as a root's question to the group
+ * (ibmc_mcast_rx_ask) are believed only when whole, well formed, ours,
+ * from a member and within a window of `next`, and change nothing. */
 
 #include "fuzz_util.h"
 #include "ibmc_mcast_rx.h"
@@ -241,6 +244,31 @@ static void packet(st_t * s, const uint8_t * pkt, size_t len, int src)
     }
     ibmc_mcast_rx_t rx0 = *rx;
 
+    /* the same bytes read as a root's question to the group: believed only
+     * whole and well-formed, and they touch nothing of the receiver */
+    {
+        uint32_t end = 0;
+        int want_acks = 0;
+        ibmc_mcast_rx_t rxq = *rx;      /* its counters apart from the modelled ones */
+        ibmc_mcast_rx_verdict_t va = ibmc_mcast_rx_ask(&rxq, pkt, len, src, &end, &want_acks);
+        CHECK(va >= 0 && va < IBMC_MCAST_RX_NVERDICTS, "question verdict %d", (int) va);
+        if (va == IBMC_MCAST_RX_DELIVERED)
+            CHECK(len == HSZ && h.magic == IBMC_MCAST_MAGIC && h.version == IBMC_MCAST_VERSION &&
+                  h.type == IBMC_MCAST_ASK && h.payload_len == 0 && h.msg_len == 0 &&
+                  h.frag == 0 && !(h.flags & ~IBMC_MCAST_F_ACK_REQ) &&
+                  h.job_key == rx->id.job_key && h.context_id == rx->id.context_id &&
+                  h.epoch == rx->id.epoch && src >= 0 && end == h.seq &&
+                  sd(end, rx->next) <= (int32_t) s->w &&
+                  want_acks == !!(h.flags & IBMC_MCAST_F_ACK_REQ),
+                  "question accepted (seq %u, type %u, len %zu, src %d)", h.seq, h.type, len, src);
+        CHECK(memcmp(mem0, s->slot_mem, slot_bytes) == 0 &&
+              memcmp(slots0, s->slots, sizeof(*slots0) * s->w) == 0 &&
+              (!buf0 || memcmp(buf0, s->buf, s->len) == 0) && rxq.next == rx0.next &&
+              rxq.seen_end == rx0.seen_end && rxq.posted == rx0.posted && rxq.got == rx0.got &&
+              rxq.released == rx0.released && rxq.ack_req == rx0.ack_req &&
+              rxq.nak_mark == rx0.nak_mark, "a question changed the receiver");
+    }
+
     ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(rx, pkt, len, src);
     CHECK(v >= 0 && v < IBMC_MCAST_RX_NVERDICTS, "verdict %d", (int) v);
     s->count[v]++;
@@ -369,6 +397,22 @@ static void crafted(st_t * s, fz_t * in)
     int src = (b & 7) < 4 ? (b & 7) : (b & 7) == 4 ? -1 : s->posted ? s->root : 1;
     size_t plen = h.payload_len;
     switch (b >> 3 & 7) {
+        case 4:{               /* a root's question to the group, another's or ours */
+                uint8_t k = fz_u8(in);
+                h.type = IBMC_MCAST_ASK;
+                h.payload_len = 0;
+                h.msg_len = 0;
+                h.frag = 0;
+                h.flags &= IBMC_MCAST_F_ACK_REQ;
+                plen = 0;
+                if (k % 4 == 0)
+                    h.job_key ^= 1ull << (k % 64);
+                else if (k % 4 == 1)
+                    h.context_id ^= 1u << (k % 32);
+                else if (k % 4 == 2)
+                    h.epoch += (uint32_t) (int32_t) (int8_t) (k | 1);
+                break;
+            }
         case 5:{
                 uint8_t k = fz_u8(in);
                 if (k % 3 == 0)

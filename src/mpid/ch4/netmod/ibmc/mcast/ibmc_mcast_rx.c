@@ -59,6 +59,31 @@ void ibmc_mcast_rx_init(ibmc_mcast_rx_t * rx, ibmc_mcast_id_t id, uint32_t paylo
     memset(slots, 0, sizeof(*slots) * window);
 }
 
+ibmc_mcast_rx_verdict_t ibmc_mcast_rx_ask(ibmc_mcast_rx_t * rx, const void *pkt, size_t len,
+                                          int src, uint32_t * end, int *want_acks)
+{
+    ibmc_mcast_hdr_t h;
+    if (len != sizeof(h))
+        return count(rx, IBMC_MCAST_RX_MALFORMED);
+    memcpy(&h, pkt, sizeof(h));
+    if (h.magic != IBMC_MCAST_MAGIC || h.version != IBMC_MCAST_VERSION || h.type != IBMC_MCAST_ASK ||
+        h.payload_len != 0 || h.msg_len != 0 || h.frag != 0 || (h.flags & ~IBMC_MCAST_F_ACK_REQ))
+        return count(rx, IBMC_MCAST_RX_MALFORMED);
+    if (h.job_key != rx->id.job_key || h.context_id != rx->id.context_id)
+        return count(rx, IBMC_MCAST_RX_FOREIGN);
+    if (h.epoch != rx->id.epoch)
+        return count(rx, IBMC_MCAST_RX_STALE_EPOCH);
+    if (src < 0)
+        return count(rx, IBMC_MCAST_RX_WRONG_SOURCE);
+    /* a root sends at most a window past the slowest member's ACK, and this
+     * member's ACK is at most its `next` */
+    if (ibmc_mcast_seq_diff(h.seq, rx->next) > (int32_t) rx->window)
+        return count(rx, IBMC_MCAST_RX_OUT_OF_WINDOW);
+    *end = h.seq;
+    *want_acks = !!(h.flags & IBMC_MCAST_F_ACK_REQ);
+    return IBMC_MCAST_RX_DELIVERED;
+}
+
 /* Move `next` over the delivered slots; the posted message ends there. */
 static void advance(ibmc_mcast_rx_t * rx)
 {

@@ -149,6 +149,16 @@ uint32_t ibmc_mcast_rx_own(ibmc_mcast_rx_t * rx, uint64_t len, int self);
 ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *pkt, size_t len,
                                              int src);
 
+/* A root's question to the group (IBMC_MCAST_ASK) of len bytes from
+ * communicator rank src: checked like a data packet (identity, shape, a
+ * member as source) and for an end no correct root can have reached (more
+ * than a window past what this process delivered).  Returns
+ * IBMC_MCAST_RX_DELIVERED, not counted, with *end, where src says it has
+ * sent to, and *want_acks, whether it asks for ACKs too; or the reason it
+ * is dropped, counted. */
+ibmc_mcast_rx_verdict_t ibmc_mcast_rx_ask(ibmc_mcast_rx_t * rx, const void *pkt, size_t len,
+                                          int src, uint32_t * end, int *want_acks);
+
 /* The posted message has all its fragments; posting the next is allowed. */
 static inline int ibmc_mcast_rx_complete(const ibmc_mcast_rx_t * rx)
 {

@@ -198,3 +198,16 @@ int ibmc_mcast_tx_lookup(ibmc_mcast_tx_t * tx, uint32_t pos, const void **pkt, s
     tx->retransmits++;
     return 1;
 }
+
+void ibmc_mcast_tx_ask(const ibmc_mcast_tx_t * tx, int want_acks, ibmc_mcast_hdr_t * h)
+{
+    memset(h, 0, sizeof(*h));
+    h->flags = want_acks ? IBMC_MCAST_F_ACK_REQ : 0;
+    h->magic = IBMC_MCAST_MAGIC;
+    h->version = IBMC_MCAST_VERSION;
+    h->type = IBMC_MCAST_ASK;
+    h->context_id = tx->id.context_id;
+    h->epoch = tx->id.epoch;
+    h->seq = tx->next;
+    h->job_key = tx->id.job_key;
+}

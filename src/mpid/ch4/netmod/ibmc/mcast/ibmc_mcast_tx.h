@@ -138,6 +138,11 @@ int ibmc_mcast_tx_ack(ibmc_mcast_tx_t * tx, int member, uint32_t pos);
  * it lost; a dead one fails the reliable connection, which names it. */
 int ibmc_mcast_tx_laggards(const ibmc_mcast_tx_t * tx, int *out, int max);
 
+/* The root's question to the whole group (IBMC_MCAST_ASK): a header alone,
+ * saying it has sent every position below next; with want_acks, asking
+ * every member for its ACK too. */
+void ibmc_mcast_tx_ask(const ibmc_mcast_tx_t * tx, int want_acks, ibmc_mcast_hdr_t * h);
+
 /* The ring's copy of position pos for a retransmission: 1 and *pkt, *len,
  * or 0 when pos is not held: not sent yet (early_naks), delivered by every
  * member since the NAK was sent (stale_naks), or another root's (bogus_naks).  The copy is the

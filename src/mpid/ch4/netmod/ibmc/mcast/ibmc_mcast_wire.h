@@ -25,8 +25,12 @@
 
 enum {
     IBMC_MCAST_DATA = 1,        /* one fragment of a broadcast message */
-    IBMC_MCAST_PROBE = 2        /* no payload: the channel's rank 0 checking, before first
+    IBMC_MCAST_PROBE = 2,       /* no payload: the channel's rank 0 checking, before first
                                  * use, that the group reaches every member */
+    IBMC_MCAST_ASK = 3          /* no payload: the sender, a root whose ACKs stalled, has
+                                 * sent every position below `seq`; each member NAKs what
+                                 * it lost below it, and with IBMC_MCAST_F_ACK_REQ
+                                 * brings its ACK up to date */
 };
 
 enum {
