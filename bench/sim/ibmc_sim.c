@@ -19,6 +19,7 @@
  *             1 PB/s and no latency, so it is never the bottleneck.
  *   post_room the send queue: --sq minus the posts whose comm to the switch
  *             has not completed yet.
+ *   post_ctl  the root's question to the group: a post of its 48 bytes.
  *   send_rc   one comm of sizeof(ibmc_mcast_rc_t) + len bytes to the
  *             member's mailbox.  Every node's mailbox has it as permanent
  *             receiver, so transfers start at once and are taken in put
@@ -470,8 +471,16 @@ static void op_free(void *io, void *p)
     free(p);
 }
 
+/* The root's question to the group: a multicast packet like its data. */
+static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len, int *sent)
+{
+    *sent = op_post_room(io, c) > 0;
+    return *sent ? op_post(io, c, pkt, len) : 0;
+}
+
 static const ibmc_mcast_ops_t ops = {
-    .post = op_post,.flush = op_flush,.post_room = op_post_room,.send_rc = op_send_rc,
+    .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
+    .send_rc = op_send_rc,
     .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
     .free = op_free
 };

@@ -51,6 +51,8 @@ typedef struct {
     int room;
     sent_t mcast[MAXQ];
     int nmcast, flushes, posts_at_flush;
+    sent_t ctl[MAXQ];           /* questions to the group (post_ctl) */
+    int nctl, no_ctl;           /* no_ctl: post_ctl cannot send now */
     sent_t rc[MAXQ];
     int nrc;
     ibmc_mcast_chan_t *feed_to; /* poll delivers feed[] to this channel */
@@ -74,6 +76,18 @@ static int w_flush(void *io, ibmc_mcast_chan_t * c)
     (void) c;
     w->flushes++;
     w->posts_at_flush = w->nmcast;
+    return 0;
+}
+
+static int w_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len, int *sent)
+{
+    world_t *w = io;
+    (void) c;
+    *sent = !w->no_ctl;
+    if (*sent) {
+        memcpy(w->ctl[w->nctl].pkt, pkt, len);
+        w->ctl[w->nctl++].len = len;
+    }
     return 0;
 }
 
@@ -143,7 +157,8 @@ static void w_free(void *io, void *p)
 }
 
 static const ibmc_mcast_ops_t ops = {
-    .post = w_post,.flush = w_flush,.post_room = w_room,.send_rc = w_send_rc,
+    .post = w_post,.flush = w_flush,.post_ctl = w_post_ctl,.post_room = w_room,
+    .send_rc = w_send_rc,
     .write_ack = w_write_ack,.now = w_now,.wait = w_wait,.poll = w_poll,.zalloc = w_zalloc,
     .free = w_free
 };
@@ -529,6 +544,7 @@ int main(void)
         TAP_EXPECT(r->w.nrc == 1 && r->w.rc[0].h.kind == IBMC_MCAST_RC_ACK_REQ &&
                    r->w.rc[0].to == 1 && r->w.rc[0].h.a == 2 && r->w.rc[0].h.root == -1);
         TAP_EXPECT_EQ(r->stats.ack_probes, 1);
+        TAP_EXPECT_EQ(r->w.nctl, 0);    /* one member behind: no question to the group */
         /* m: the request reveals the loss; a NAK for both, marked a gap */
         m->w.t = r->w.t;
         ibmc_mcast_rc_in(&m->ch, 0, &r->w.rc[0].h, NULL, 0);
@@ -594,22 +610,186 @@ int main(void)
         free(r);
     }
 
-    TAP_TEST("a root asks its co-roots before the leaves of its own subgroup") {
+    TAP_TEST("a root's first question of a stall to several members is one multicast packet "
+             "saying where it sent to, the second one asking for ACKs too; unanswered, the "
+             "next goes over RC, to its co-roots before the leaves of its own subgroup; each "
+             "after twice the wait") {
         /* 8 members, subgroups of 2, root 0: it hears from leaf 1 and from
          * co-roots 2 and 4 (6 is below 2) */
         member_t *r = malloc(sizeof(*r));
         member_init_n(r, 8, 0);
         int release;
         root_sends_at(r, 1.0, data, P);
+        int nrc = r->w.nrc;     /* the relays to 2 and 4 */
+        double wait = params.nak_timeout_us * 1e-6;
         r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
         TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 1);
+        TAP_EXPECT_EQ(r->w.nrc, nrc);
+        ibmc_mcast_hdr_t q;
+        memcpy(&q, r->w.ctl[0].pkt, sizeof(q));
+        TAP_EXPECT(r->w.ctl[0].len == sizeof(q) && q.type == IBMC_MCAST_ASK && q.seq == 1 &&
+                   q.payload_len == 0 && q.context_id == 7 && q.epoch == 1 &&
+                   q.job_key == 0x1234 && q.flags == 0);
+        TAP_EXPECT(r->stats.ack_probes == 1 && r->stats.asks_multicast == 1);
+        double due = ibmc_mcast_chan_deadline(&r->ch);
+        TAP_EXPECT(due > r->w.t + 1.99 * wait && due < r->w.t + 2.01 * wait);
+        r->w.t = due + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 2);
+        TAP_EXPECT_EQ(r->w.nrc, nrc);
+        memcpy(&q, r->w.ctl[1].pkt, sizeof(q));
+        TAP_EXPECT(q.type == IBMC_MCAST_ASK && q.seq == 1 && q.flags == IBMC_MCAST_F_ACK_REQ);
+        due = ibmc_mcast_chan_deadline(&r->ch);
+        TAP_EXPECT(due > r->w.t + 3.99 * wait && due < r->w.t + 4.01 * wait);
+        r->w.t = due + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 2);
         int to[8], n = 0;
-        for (int i = 0; i < r->w.nrc && n < 8; i++)     /* relays to 2 and 4 went first */
+        for (int i = nrc; i < r->w.nrc && n < 8; i++)
             if (r->w.rc[i].h.kind == IBMC_MCAST_RC_ACK_REQ && r->w.rc[i].h.a == 1)
                 to[n++] = r->w.rc[i].to;
         TAP_EXPECT(n == 3 && to[0] == 2 && to[1] == 4 && to[2] == 1);
+        TAP_EXPECT(r->stats.ack_probes == 5 && r->stats.asks_multicast == 2);
         ibmc_mcast_chan_free(&r->ch);
         free(r);
+    }
+
+    TAP_TEST("a root whose question cannot go to the group now asks over RC at once") {
+        member_t *r = malloc(sizeof(*r));
+        member_init_n(r, 8, 0);
+        int release;
+        r->w.no_ctl = 1;
+        root_sends_at(r, 1.0, data, P);
+        int nrc = r->w.nrc;
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 0);
+        TAP_EXPECT_EQ(r->w.nrc - nrc, 3);
+        TAP_EXPECT(r->stats.ack_probes == 3 && r->stats.asks_multicast == 0);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
+    TAP_TEST("the questions to the group: a member that lost the message NAKs it; one that has "
+             "all stays silent, and when asked for ACKs too, ACKs, once; a co-root's aggregate "
+             "goes up when its leaf has answered") {
+        /* 4 members, subgroups of 2, root 0: leaf 1 acknowledges to 0;
+         * co-root 2 to 0, for itself and its leaf 3 */
+        enum { N = 4 };
+        member_t *r = malloc(sizeof(*r)), *m[N];
+        member_init_n(r, N, 0);
+        root_sends_at(r, 1.0, data, P);
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        int release;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 2);
+        const sent_t *q = &r->w.ctl[1], *q0 = &r->w.ctl[0];
+        unsigned char got[N][P];
+        for (int i = 1; i < N; i++) {
+            m[i] = malloc(sizeof(*m[i]));
+            member_init_n(m[i], N, i);
+            m[i]->w.t = r->w.t;
+            memset(got[i], 0, P);
+            ibmc_mcast_bcast_start(&m[i]->ch, got[i], P, 0);
+            if (i > 1)          /* the packet reaches 2 and 3, not 1 */
+                ibmc_mcast_mcast_in(&m[i]->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+            m[i]->w.nrc = 0;
+            /* the first question: losses only */
+            ibmc_mcast_mcast_in(&m[i]->ch, q0->pkt, q0->len, 0);
+            TAP_EXPECT_EQ(m[i]->w.nrc, i == 1);
+            TAP_EXPECT_EQ(naks(m[i]), i == 1);
+            m[i]->w.nrc = 0;
+            ibmc_mcast_mcast_in(&m[i]->ch, q->pkt, q->len, 0);
+        }
+        /* 1: a NAK of the message, marked a gap, to the root; no ACK */
+        TAP_EXPECT(m[1]->w.nrc == 1 && m[1]->w.rc[0].h.kind == IBMC_MCAST_RC_NAK &&
+                   m[1]->w.rc[0].to == 0 && m[1]->w.rc[0].h.a == 0 && m[1]->w.rc[0].h.b == 1 &&
+                   (m[1]->w.rc[0].h.flags & IBMC_MCAST_RC_F_GAP));
+        TAP_EXPECT_EQ(m[1]->stats.naks_asked, 2);
+        /* 3: its ACK, to its co-root */
+        TAP_EXPECT(m[3]->w.nrc == 1 && m[3]->w.rc[0].h.kind == IBMC_MCAST_RC_ACK &&
+                   m[3]->w.rc[0].to == 2 && m[3]->w.rc[0].h.a == 1);
+        /* 2: nothing yet, its leaf has not answered */
+        TAP_EXPECT_EQ(rc_kind(m[2], IBMC_MCAST_RC_ACK), 0);
+        ibmc_mcast_rc_in(&m[2]->ch, 3, &m[3]->w.rc[0].h, NULL, 0);
+        TAP_EXPECT(m[2]->w.nrc == 1 && m[2]->w.rc[0].h.kind == IBMC_MCAST_RC_ACK &&
+                   m[2]->w.rc[0].to == 0 && m[2]->w.rc[0].h.a == 1);
+        /* heard twice (a duplicate): nothing more from 3 */
+        ibmc_mcast_mcast_in(&m[3]->ch, q->pkt, q->len, 0);
+        TAP_EXPECT_EQ(m[3]->w.nrc, 1);
+        /* 1's NAK is answered; its message completes and it ACKs at once */
+        r->w.nrc = 0;
+        ibmc_mcast_rc_in(&r->ch, 1, &m[1]->w.rc[0].h, NULL, 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_DATA), 1);
+        ibmc_mcast_rc_in(&m[1]->ch, 0, &r->w.rc[0].h, r->w.rc[0].pkt, r->w.rc[0].len);
+        for (int i = 1; i < N; i++) {
+            TAP_EXPECT(test_until_done(&m[i]->ch));
+            ibmc_mcast_bcast_finish(&m[i]->ch);
+            TAP_EXPECT(!memcmp(got[i], data, P));
+        }
+        TAP_EXPECT_EQ(rc_kind(m[1], IBMC_MCAST_RC_ACK), 1);
+        /* the root's ACKs from 1 and 2 settle its tail */
+        for (int i = 1; i <= 2; i++)
+            for (int k = 0; k < m[i]->w.nrc; k++)
+                if (m[i]->w.rc[k].h.kind == IBMC_MCAST_RC_ACK && m[i]->w.rc[k].to == 0)
+                    ibmc_mcast_rc_in(&r->ch, i, &m[i]->w.rc[k].h, NULL, 0);
+        TAP_EXPECT(ibmc_mcast_chan_deadline(&r->ch) == HUGE_VAL);
+        for (int i = 1; i < N; i++) {
+            ibmc_mcast_chan_free(&m[i]->ch);
+            free(m[i]);
+        }
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
+    TAP_TEST("a question to the group that fails a check is dropped, counted, and moves nothing: "
+             "another job's, an old epoch's, from outside the communicator, with a payload, "
+             "past the window; one from a member that is not the message's root asks for nothing") {
+        member_t *m = malloc(sizeof(*m));
+        member_init_n(m, 4, 1);
+        ibmc_mcast_bcast_start(&m->ch, out, P, 0);
+        ibmc_mcast_hdr_t good = {.magic = IBMC_MCAST_MAGIC,.version = IBMC_MCAST_VERSION,
+            .type = IBMC_MCAST_ASK,.context_id = 7,.epoch = 1,.seq = 1,.job_key = 0x1234
+        }, h;
+        unsigned char buf[sizeof(h) + 1] = { 0 };
+        uint64_t dropped = m->stats.dropped;
+        h = good;
+        h.job_key ^= 1;
+        ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_FOREIGN], 1);
+        h = good;
+        h.epoch = 0;
+        ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_STALE_EPOCH], 1);
+        ibmc_mcast_mcast_in(&m->ch, &good, sizeof(good), -1);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_WRONG_SOURCE], 1);
+        h = good;
+        h.payload_len = 1;
+        memcpy(buf, &h, sizeof(h));
+        ibmc_mcast_mcast_in(&m->ch, buf, sizeof(buf), 0);
+        ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_MALFORMED], 2);
+        h = good;
+        h.flags = IBMC_MCAST_F_RETRANSMIT;
+        ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_MALFORMED], 3);
+        h = good;
+        h.seq = params.window + 1;
+        ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_OUT_OF_WINDOW], 1);
+        TAP_EXPECT_EQ(m->stats.dropped, dropped + 7);
+        ibmc_mcast_mcast_in(&m->ch, &good, sizeof(good), 3);    /* member 3's question */
+        TAP_EXPECT_EQ(m->w.nrc, 0);
+        TAP_EXPECT_EQ(m->stats.naks_asked, 0);
+        TAP_EXPECT(ibmc_mcast_rx_nothing_seen(&m->ch.rx));
+        /* the genuine question from the root is still believed */
+        ibmc_mcast_mcast_in(&m->ch, &good, sizeof(good), 0);
+        TAP_EXPECT(naks(m) == 1 && m->stats.naks_asked == 1);
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
     }
 
     TAP_TEST("a root that asks again while the loss is still there is answered with the NAK "

@@ -280,8 +280,17 @@ static void op_free(void *io, void *p)
     free(p);
 }
 
+/* The root's question to the group travels like its data: lost,
+ * duplicated or forged alike. */
+static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len, int *sent)
+{
+    *sent = ((member_t *) io)->room > 0;
+    return *sent ? op_post(io, c, pkt, len) : 0;
+}
+
 static const ibmc_mcast_ops_t ops = {
-    .post = op_post,.flush = op_flush,.post_room = op_post_room,.send_rc = op_send_rc,
+    .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
+    .send_rc = op_send_rc,
     .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
     .free = op_free
 };
@@ -547,11 +556,14 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
           "%llu retransmissions on a perfect network", (unsigned long long) retransmits);
     /* co-roots served from their own copies: losses at co-roots happened
      * and were answered without a relay */
-    uint64_t served = 0, dups = 0;
+    uint64_t served = 0, dups = 0, asks = 0, asked_naks = 0;
     for (int i = 0; i < c->members; i++) {
         served += s.m[i].ch.relay.served;
         dups += s.m[i].ch.rx.count[IBMC_MCAST_RX_DUPLICATE];
+        asks += s.m[i].stats.asks_multicast;
+        asked_naks += s.m[i].stats.naks_asked;
     }
+
     CHECK(!c->relay_on_loss || c->drop == 0 || served > 0,
           "relaying only losses, with %.0f%% loss, no co-root answered a NAK", 100 * c->drop);
     CHECK(c->drop > 0 || c->dup > 0 || c->reorder > 0 || c->forge > 0 ||
@@ -559,11 +571,13 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
           "%llu duplicates on a perfect network", (unsigned long long) dups);
     if (ok)
         tap_diag("  seed %llu: %d messages, %llu steps, %llu drops, %llu NAKs, %llu retransmitted, "
-                 "%llu ACKs, %llu relayed, %llu forged dropped", (unsigned long long) seed,
+                 "%llu ACKs, %llu relayed, %llu forged dropped, %llu questions to the group, "
+                 "%llu NAKs asked", (unsigned long long) seed,
                  c->messages, (unsigned long long) s.steps, (unsigned long long) s.drops,
                  (unsigned long long) s.naks, (unsigned long long) retransmits,
                  (unsigned long long) s.acks, (unsigned long long) s.relays,
-                 (unsigned long long) forged);
+                 (unsigned long long) forged, (unsigned long long) asks,
+                 (unsigned long long) asked_naks);
 #undef CHECK
     for (int i = 0; i < c->members; i++) {
         ibmc_mcast_chan_free(&s.m[i].ch);

@@ -458,13 +458,21 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
     return after_packet(c);
 }
 
+static int ask_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
+
 int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src)
 {
     int err;
+    ibmc_mcast_hdr_t h;
     CALL(relay_due_flush(c));
     if (c->state != IBMC_MCAST_CHAN_READY) {
         c->eng->stats->dropped++;
         return 0;
+    }
+    if (len >= sizeof(h)) {
+        memcpy(&h, pkt, sizeof(h));
+        if (h.type == IBMC_MCAST_ASK)
+            return ask_in(c, pkt, len, src);
     }
     return deliver(c, pkt, len, src, 0);
 }
@@ -557,10 +565,11 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
  * when it does not NAK on its own for that case (waits_for_root): the
  * root's (or co-root's) question about its unacknowledged packets covers
  * it. */
-static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t end)
+static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t end, int *nak_n)
 {
     int err;
     ibmc_mcast_range_t r[NAK_RANGES];
+    *nak_n = 0;
     if (c->state != IBMC_MCAST_CHAN_READY || !c->rx.posted || c->rx.root != root ||
         (from != root && ack_target(c, root) != from))
         return 0;
@@ -571,6 +580,7 @@ static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t e
     int n = ibmc_mcast_rx_missing_below(&c->rx, end, r, NAK_RANGES);
     for (int i = 0; i < n; i++)
         CALL(send_nak(c, root, r[i].first, r[i].count, 1));
+    *nak_n = n;
     if (n) {
         c->eng->stats->naks_asked += (unsigned) n;
         c->nak_sent_at = now(c);
@@ -578,6 +588,40 @@ static int root_sent_below(ibmc_mcast_chan_t * c, int from, int root, uint32_t e
             c->nak_first_at = c->nak_sent_at;
     }
     return 0;
+}
+
+/* A root's question to the whole group (IBMC_MCAST_ASK): it has sent every
+ * position below end.  Every member hears it, so nobody passes it on.
+ *   - A member in that root's broadcast NAKs what it lost below end
+ *     (root_sent_below), and acknowledges once the answers complete the
+ *     message (ibmc_mcast_rx_want_ack).
+ *   - Asked for ACKs too (IBMC_MCAST_F_ACK_REQ), a member that lost nothing
+ *     brings its ACK up to date where the root's plan sends it (the root,
+ *     or its co-root), if that one has not heard its position yet; a
+ *     co-root owes its aggregate, which goes up once its leaves, which
+ *     heard the question too, have answered (ibmc_mcast_relay_due).
+ *     Without the flag they stay silent: the root wants the losses, and
+ *     the skewed ACKs of a stream bring the rest.
+ * A member the question missed is asked again (probe_laggards). */
+static int ask_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src)
+{
+    int err, nak_n, want_acks;
+    uint32_t end;
+    if (ibmc_mcast_rx_ask(&c->rx, pkt, len, src, &end, &want_acks) != IBMC_MCAST_RX_DELIVERED ||
+        src >= c->size || src == c->rank) {
+        c->eng->stats->dropped++;
+        return 0;
+    }
+    CALL(root_sent_below(c, src, src, end, &nak_n));
+    if (!want_acks)
+        return 0;
+    if (is_coroot(c, src)) {
+        c->relay.owed[src] = 1;
+        return coroot_report(c, src, 0, end);
+    }
+    if (nak_n)
+        return 0;
+    return send_ack(c, ack_target(c, src), c->rx.next, 0);
 }
 
 int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
@@ -603,10 +647,10 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
              * member answers too: its last ACK may have been covered on the
              * asker's board.  The request carries where the root had sent
              * to, and what this member lost below it is asked for first. */
-                int root = h->root >= 0 ? h->root : from;
+                int root = h->root >= 0 ? h->root : from, nak_n;
                 if (root >= c->size)
                     break;
-                CALL(root_sent_below(c, from, root, h->a));
+                CALL(root_sent_below(c, from, root, h->a, &nak_n));
                 if (live && is_coroot(c, root) && ack_target(c, root) == from) {
                     c->relay.owed[root] = 1;
                     return coroot_report(c, root, 1, h->a);
@@ -699,10 +743,42 @@ static int tail_pending(const ibmc_mcast_chan_t * c)
         ibmc_mcast_seq_diff(c->tx.next, c->rx.released) > 0;
 }
 
+/* The first two questions of a stall to more than one member go to the
+ * whole group, each one multicast packet (IBMC_MCAST_ASK, answered in
+ * ask_in), where an RC question each would cost the root one send per
+ * member behind, and at 1 % loss in a large subgroup most of its work
+ * (doc/benchmarks.md).
+ *   - The first asks only for losses.  Under loss the stall is nearly
+ *     always a member that lost a message whole and waits to be told
+ *     (waits_for_root); the others' ACKs are merely behind their skewed
+ *     turns, and answering would cost the root one message each.
+ *   - The second, after a doubled wait with nothing moved, asks for ACKs
+ *     too: the end of a stream, whose last packets no skewed turn covers.
+ * Members that owe nothing drop it after a look.  Only a READY channel's
+ * group is joined by every member; a retiring channel asks over RC. */
+static int ask_group(ibmc_mcast_chan_t * c, int want_acks, int *asked)
+{
+    int err;
+    ibmc_mcast_hdr_t h;
+    *asked = 0;
+    if (!c->eng->ops->post_ctl || c->state != IBMC_MCAST_CHAN_READY)
+        return 0;
+    ibmc_mcast_tx_ask(&c->tx, want_acks, &h);
+    CALL(c->eng->ops->post_ctl(c->eng->io, c, &h, sizeof(h), asked));
+    if (*asked) {
+        c->probe.asked++;
+        c->eng->stats->ack_probes++;
+        c->eng->stats->asks_multicast++;
+    }
+    return 0;
+}
+
 /* The root's ACKs have not moved for a while, its window full or its last
  * packets unacknowledged after the broadcast returned: ask the members
- * that hold them, over RC, to acknowledge now, and say where this root has
- * sent to.
+ * that hold them to acknowledge now, and say where this root has sent to.
+ * The first two questions of a stall to several members are one multicast
+ * packet each (ask_group); later ones, or one to a single member, go over
+ * RC.
  *   - The ACK requests inside multicast packets may have been lost.
  *   - A member may have lost every packet of a message.  It cannot tell
  *     that from a root that has not sent yet, so it does not NAK on its own
@@ -711,13 +787,13 @@ static int tail_pending(const ibmc_mcast_chan_t * c)
  *     which knows what it sent, times it, and no member asks for packets
  *     that do not exist yet.
  *   - A member may be gone: a live one answers, and a dead one fails the
- *     RC send, which ends the job naming it instead of leaving the root
- *     waiting.
+ *     RC question that follows the unanswered multicast ones, which ends
+ *     the job naming it instead of leaving the root waiting.
  * The wait before asking starts at the NAK timeout and doubles while the
  * members stay silent (a member that is alive but outside MPI cannot
  * answer).  In a stream the ACKs keep moving and nothing is asked; when it
  * stops, the members' skewed ACKs (every ack_every packets) leave the
- * last few unacknowledged, and one question each settles them. */
+ * last few unacknowledged, and one question settles them. */
 static int probe_laggards(ibmc_mcast_chan_t * c)
 {
     int err;
@@ -732,6 +808,7 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         c->probe.at_min = c->tx.min_acked;
         c->probe.at_next = c->tx.next;
         c->probe.since = t;
+        c->probe.asked = 0;
         return 0;
     }
     double waited = t - c->probe.since;
@@ -747,11 +824,18 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         c->probe.after = dmin(2 * c->probe.after, nak_max(c));
         return 0;
     }
+    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
+    int asked = 0;
+    if (n > 1 && c->probe.asked < 2)
+        CALL(ask_group(c, c->probe.asked == 1, &asked));
+    c->probe.since = t;
+    c->probe.after = dmin(2 * c->probe.after, nak_max(c));
+    if (asked)
+        return 0;
     /* every one of them: a dead member must be asked even when live ones
      * that stay behind are asked too.  Co-roots first, which pass the
      * question on to their subtrees while the root asks its own
      * subgroup. */
-    int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++) {
             if (is_coroot_of_mine(c, c->laggards[i]) != !pass)
@@ -759,8 +843,6 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
             CALL(send_ack_req(c, c->laggards[i], c->tx.next, -1));
             c->eng->stats->ack_probes++;
         }
-    c->probe.since = t;
-    c->probe.after = dmin(2 * c->probe.after, nak_max(c));
     return 0;
 }
 

@@ -70,6 +70,8 @@ typedef struct {
     unsigned long long ack_probes;      /* ACK requests a root sent to the members holding
                                          * back its window or its last packets, or a
                                          * co-root to its subtree's */
+    unsigned long long asks_multicast;  /* ... of them one multicast packet to the whole
+                                         * group instead of an RC message to each */
     unsigned long long relays;  /* packets sent over RC to co-roots */
     unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subtree */
     unsigned long long tree_acks;       /* ... of them to a parent co-root, by RC */
@@ -103,6 +105,12 @@ typedef struct {
      * in c's ring until a window later, after its send has completed. */
     int (*post)(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len);
     int (*flush)(void *io, ibmc_mcast_chan_t * c);
+    /* Multicast a control packet of at most sizeof(ibmc_mcast_hdr_t) bytes
+     * to c's group now, its bytes taken at the call (the packet is not in
+     * the ring).  *sent = 0, with 0 returned, when it cannot go that way now
+     * (the device cannot send it inline, no send queue room): the engine
+     * sends RC messages instead.  NULL: never. */
+    int (*post_ctl)(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len, int *sent);
     /* How many more packets post() can take now (0: none until sends
      * complete). */
     int (*post_room)(void *io, ibmc_mcast_chan_t * c);
@@ -224,6 +232,7 @@ struct ibmc_mcast_chan {
     struct {
         double since, after;    /* the ACKs have not moved since; ask after this long */
         uint32_t at_min, at_next;       /* min_acked and next when they last moved */
+        int asked;              /* questions to the group since they last moved */
     } probe;
 };
 
