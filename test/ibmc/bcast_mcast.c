@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 25
+#define NV 26
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
         "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
         "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
         "ibmc_mcast_tree_acks", "ibmc_mcast_duplicates", "ibmc_mcast_naks_asked",
-        "ibmc_mcast_ack_probes"
+        "ibmc_mcast_ack_probes", "ibmc_mcast_asks_multicast"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -192,9 +192,10 @@ int main(int argc, char **argv)
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
            "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu "
-           "naks_spared %llu naks_premature %llu tree_acks %llu\n", rank, v[0], v[1], v[2], v[3],
-           v[4], v[5], v[6], v[7], v[10], v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19],
-           v[20], v[21]);
+           "naks_spared %llu naks_premature %llu tree_acks %llu naks_asked %llu ack_probes %llu "
+           "asks_multicast %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10],
+           v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19], v[20], v[21], v[23], v[24],
+           v[25]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);

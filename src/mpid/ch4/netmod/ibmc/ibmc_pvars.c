@@ -119,11 +119,16 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(retransmits,
               "Multicast packets this process sent again over RC in answer to NAKs.");
     IBMC_PVAR_MCAST(ack_probes,
-              "ACK requests this process sent over RC as a root whose window stayed full or "
-              "whose last packets stayed unacknowledged for the NAK timeout, or as a co-root "
-              "so asked: to the members that have not acknowledged everything sent.  A "
-              "member that lost packets NAKs them then; one that died fails the request, "
-              "which ends the job naming it.");
+              "ACK requests this process sent as a root whose window stayed full or whose "
+              "last packets stayed unacknowledged for the NAK timeout, or as a co-root so "
+              "asked: to the members that have not acknowledged everything sent.  A member "
+              "that lost packets NAKs them then.  The first request of a stall to several "
+              "members is one multicast packet to the group (ibmc_mcast_asks_multicast); a "
+              "repeated one goes over RC to each, and a member that died fails it, which "
+              "ends the job naming it.");
+    IBMC_PVAR_MCAST(asks_multicast,
+              "Of those ACK requests, the ones sent as one multicast packet to the whole "
+              "group instead of an RC message to each member behind.");
     IBMC_PVAR_MCAST(relays,
               "Multicast packets this process sent over RC to co-roots, as a root or as a "
               "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP); "

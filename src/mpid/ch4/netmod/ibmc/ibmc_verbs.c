@@ -26,6 +26,7 @@
  * which saves a DMA read (a lookup and copy in rxe) on the latency path.
  * A device that cannot inline this much gets QPs without inline data. */
 #define IBMC_RC_MAX_INLINE 256
+#define IBMC_UD_MAX_INLINE 64
 
 static int fail(ibmc_verbs_err_t * e, const char *call, int err)
 {
@@ -57,7 +58,8 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
 /* A UD queue pair on `scq` (sends) and `rcq` (receives), brought to RTS
  * with `qkey`. */
 static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq, uint32_t qkey,
-                        int sq_depth, int rq_depth, struct ibv_qp **qp, ibmc_verbs_err_t * e)
+                        int sq_depth, int rq_depth, struct ibv_qp **qp, uint32_t * max_inline,
+                        ibmc_verbs_err_t * e)
 {
     struct ibv_qp_init_attr init;
     memset(&init, 0, sizeof(init));
@@ -68,9 +70,16 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq
     init.cap.max_recv_wr = rq_depth;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
+    /* the multicast channel's questions to its group (a header) go inline */
+    init.cap.max_inline_data = IBMC_UD_MAX_INLINE;
     *qp = ibv_create_qp(hca->pd, &init);
+    if (!*qp && errno == EINVAL) {
+        init.cap.max_inline_data = 0;
+        *qp = ibv_create_qp(hca->pd, &init);
+    }
     if (!*qp)
         return fail(e, "ibv_create_qp(UD)", errno);
+    *max_inline = init.cap.max_inline_data;
 
     struct ibv_qp_attr attr;
     int rc;
@@ -101,7 +110,9 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq
 int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int rq_depth,
                             ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp, e);
+    uint32_t max_inline;
+    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp,
+                        &max_inline, e);
 }
 
 int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
@@ -115,9 +126,9 @@ int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
 
 int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
-                               ibmc_verbs_err_t * e)
+                               uint32_t * max_inline, ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, qp, e);
+    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, qp, max_inline, e);
 }
 
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

@@ -55,10 +55,11 @@ int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
 
 /* The multicast channel's UD QP (mcast/ibmc_mcast_qp.c): on its own completion
  * queues, one for sends and one for receives, with the Q_Key of its groups,
- * brought to RTS. */
+ * brought to RTS.  *max_inline: the bytes a send may carry inline (0 on a
+ * device that cannot). */
 int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
-                               ibmc_verbs_err_t * e);
+                               uint32_t * max_inline, ibmc_verbs_err_t * e);
 
 /* An RC QP attached to the SRQ, in INIT. */
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

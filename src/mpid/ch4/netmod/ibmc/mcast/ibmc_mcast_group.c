@@ -169,7 +169,8 @@ int MPIDI_IBMC_mcast_probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * m
                 .job_key = st->job_key
             };
             memcpy(mc->probe_pkt, &h, sizeof(h));
-            int rc = MPIDI_IBMC_mcast_post_to_group(mc, g, mc->probe_pkt, sizeof(h), mc->rmr->lkey);
+            int rc = MPIDI_IBMC_mcast_post_to_group(mc, g, mc->probe_pkt, sizeof(h), mc->rmr->lkey,
+                                                     0);
             if (rc)
                 return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast probe)", rc);
             next = now + every;

@@ -107,6 +107,7 @@ typedef struct MPIDI_IBMC_mcast {
     uint32_t mtu;
     uint32_t payload_max;
     int sq_depth, sq_inflight;  /* sends posted or queued, not yet completed */
+    uint32_t max_inline;        /* bytes a send of qp may carry inline */
     struct ibv_send_wr *pending_wr;     /* sq_depth: sends queued for the next flush */
     struct ibv_sge *pending_sge;
     int npending;
@@ -127,10 +128,11 @@ int MPIDI_IBMC_mcast_reap_sends(MPIDI_IBMC_mcast_t * mc, int *found);
 
 /* ibmc_mcast_io.c */
 extern const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops;
-/* one signaled UD send of [buf, buf+len) to group g, counted in flight;
+/* one signaled UD send of [buf, buf+len) to group g, counted in flight,
+ * with send_flags added (IBV_SEND_INLINE: buf need not be registered);
  * returns ibv_post_send's answer */
 int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
-                                   const void *buf, size_t len, uint32_t lkey);
+                                   const void *buf, size_t len, uint32_t lkey, unsigned send_flags);
 /* one turn of a wait inside MPI_Bcast (ibmc_mcast_ops_t's wait) */
 int MPIDI_IBMC_mcast_wait_turn(void);
 

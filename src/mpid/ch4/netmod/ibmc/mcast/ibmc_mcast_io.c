@@ -22,7 +22,8 @@
 #define IBMC_MCAST_SIGNAL_EVERY 16
 
 int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
-                                   const void *buf, size_t len, uint32_t lkey)
+                                   const void *buf, size_t len, uint32_t lkey,
+                                   unsigned send_flags)
 {
     struct ibv_sge sge = {.addr = (uintptr_t) buf,.length = (uint32_t) len,.lkey = lkey };
     struct ibv_send_wr wr, *bad;
@@ -31,7 +32,7 @@ int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mca
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.send_flags = IBV_SEND_SIGNALED | send_flags;
     wr.wr.ud.ah = g->ah;
     wr.wr.ud.remote_qpn = 0xffffff;     /* the multicast QPN */
     wr.wr.ud.remote_qkey = g->qkey;
@@ -86,6 +87,29 @@ static int io_flush(void *io, ibmc_mcast_chan_t * ch)
     mc->npending = 0;
     MPIDI_IBMC_pvars.mcast.post_calls++;
     return rc ? MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast)", rc) : MPI_SUCCESS;
+}
+
+static int io_post_room(void *io, ibmc_mcast_chan_t * ch);
+
+/* Inline, so the packet need not be registered or outlive the call: one
+ * signaled send of its own, after any queued ones. */
+static int io_post_ctl(void *io, ibmc_mcast_chan_t * ch, const void *pkt, size_t len, int *sent)
+{
+    MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
+    *sent = 0;
+    if (len > mc->max_inline || io_post_room(io, ch) <= 0)
+        return MPI_SUCCESS;
+    int mpi_errno = io_flush(io, ch);
+    if (mpi_errno)
+        return mpi_errno;
+    int rc = MPIDI_IBMC_mcast_post_to_group(mc, &mc->groups[c->group], pkt, len, 0,
+                                            IBV_SEND_INLINE);
+    if (rc)
+        return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast question)", rc);
+    MPIDI_IBMC_pvars.mcast.post_calls++;
+    *sent = 1;
+    return MPI_SUCCESS;
 }
 
 /* No more sends in flight than the window: a ring slot is only rewritten a
@@ -206,6 +230,7 @@ static void io_free(void *io, void *p)
 const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .post = io_post,
     .flush = io_flush,
+    .post_ctl = io_post_ctl,
     .post_room = io_post_room,
     .send_rc = io_send_rc,
     .write_ack = io_write_ack,

@@ -136,7 +136,7 @@ static void qp_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     if (!mc->scq)
         return qp_fail(mc, "ibv_create_cq(multicast sends)", errno);
     if (ibmc_verbs_create_mcast_qp(&st->hca, mc->scq, mc->cq, RDMA_UDP_QKEY, mc->sq_depth,
-                                   mc->n_rbufs, &mc->qp, &e))
+                                   mc->n_rbufs, &mc->qp, &mc->max_inline, &e))
         return qp_fail(mc, e.call, e.err);
     /* one more buffer past the receive ones: the routing probe is sent from it */
     size_t sz = mc->rbuf_sz * ((size_t) mc->n_rbufs + 1);
