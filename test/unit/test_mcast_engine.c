@@ -17,10 +17,15 @@
  *     running) sends no NAK and raises the timeout to twice the stall;
  *   - a length mismatch ends the broadcast and is reported;
  *   - the deadline a caller may sleep until is when the timers act;
- *   - a member of which nothing of the message has come sends no NAK (the
- *     root may not have sent); the root's question about its
- *     unacknowledged packets tells it what was sent, and it NAKs at once;
- *     only the message's root or co-root is believed;
+ *   - a member whose channel has not learned a timeout below its start
+ *     from real losses sends no timeout NAK, whether nothing of the
+ *     message has come or only its tail is missing (the root may not have
+ *     sent); the root's question about its unacknowledged packets tells it
+ *     what was sent, and it NAKs at once; only the message's root or
+ *     co-root is believed;
+ *   - the root asks its group by multicast, losses first, then ACKs, then
+ *     each member over RC; members answer as asked, and a question that
+ *     fails a check changes nothing;
  *   - a co-root's broadcast completes before it relays the packet that
  *     completed it: the relays go at its next turn, none lost;
  *   - a co-root below another co-root reports its subtree to it, naming the
@@ -229,6 +234,24 @@ static int test_until_done(ibmc_mcast_chan_t * c)
     return done;
 }
 
+/* Real losses have taught m's channel a NAK timeout of frac times the
+ * configured start (the test "losses answered in 10 us" shows how): below
+ * it, the member asks for a silent tail on its own instead of waiting for
+ * its root's question. */
+static void learned(member_t * m, double frac)
+{
+    m->ch.nak_timeout = frac * params.nak_timeout_us * 1e-6;
+}
+
+/* The question root r's timer multicasts to its group (ask_group), as it
+ * reaches m. */
+static void asked_by(member_t * m, const member_t * r, int want_acks)
+{
+    ibmc_mcast_hdr_t q;
+    ibmc_mcast_tx_ask(&r->ch.tx, want_acks, &q);
+    ibmc_mcast_mcast_in(&m->ch, &q, sizeof(q), r->ch.rank);
+}
+
 /* Root r sends a message of len bytes at time t, all in one turn, and its
  * progress engine looks at it once: its timer on the unacknowledged
  * packets starts. */
@@ -296,6 +319,7 @@ int main(void)
 
     TAP_TEST("the last poll before a NAK finds the tail: no NAK, counted as spared") {
         member_init(&recv, 1);
+        learned(&recv, 0.5);
         memset(out, 0, sizeof(out));
         ibmc_mcast_bcast_start(&recv.ch, out, sizeof(out), 0);
         for (int i = 0; i < 4; i++)
@@ -343,7 +367,8 @@ int main(void)
         TAP_EXPECT(recv.ch.nak_timeout > 4.9 * before && recv.ch.nak_timeout < 5.1 * before);
     }
 
-    TAP_TEST("the next broadcast waits the raised timeout before it NAKs") {
+    TAP_TEST("with the timeout raised above its start, the next broadcast's silent tail waits for "
+             "the root's question, which reveals the loss") {
         int before = naks(&recv);
         root.w.nmcast = 0;
         ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
@@ -352,12 +377,12 @@ int main(void)
         ibmc_mcast_bcast_start(&recv.ch, out, 2 * P, 0);
         ibmc_mcast_mcast_in(&recv.ch, root.w.mcast[0].pkt, root.w.mcast[0].len, 0);
         TAP_EXPECT(!test_until_done(&recv.ch));
-        recv.w.t += 4.5 * params.nak_timeout_us * 1e-6;
+        recv.w.t += 10.0 * params.nak_timeout_us * 1e-6;
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), before);
-        recv.w.t += 1.0 * params.nak_timeout_us * 1e-6;
-        TAP_EXPECT(!test_until_done(&recv.ch));
+        asked_by(&recv, &root, 0);
         TAP_EXPECT_EQ(naks(&recv), before + 1);
+        TAP_EXPECT_EQ(recv.stats.naks_asked, 1);
         /* a real loss: the retransmission fills it, and the timeout shrinks */
         double grown = recv.ch.nak_timeout;
         retransmit(&recv, &root.w.mcast[1], 10e-6);
@@ -370,8 +395,10 @@ int main(void)
     }
 
 
-    TAP_TEST("losses answered in 10 us bring the timeout below its 200 us start, not below 20 us; "
-             "then a message of which nothing came is asked for after it") {
+    TAP_TEST("losses answered in 10 us bring the timeout below its 200 us start, not below 20 us: "
+             "first revealed by the root's questions, then asked for on its own; then a message "
+             "of which nothing came is asked for after it") {
+        int asked = 0, own = 0;
         for (int k = 0; k < 20; k++) {
             root.w.nmcast = 0;
             ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
@@ -383,11 +410,20 @@ int main(void)
             recv.w.t += recv.ch.nak_timeout * 1.01;
             int before = naks(&recv);
             TAP_EXPECT(!test_until_done(&recv.ch));
+            if (naks(&recv) == before) {
+                /* not taught yet: the root's timer, at the same timeout, asks */
+                TAP_EXPECT(!own);
+                asked_by(&recv, &root, 0);
+                asked++;
+            } else {
+                own++;
+            }
             TAP_EXPECT_EQ(naks(&recv), before + 1);
             retransmit(&recv, &root.w.mcast[1], 10e-6);
             TAP_EXPECT(test_until_done(&recv.ch));
             ibmc_mcast_bcast_finish(&recv.ch);
         }
+        TAP_EXPECT(asked > 0 && own > 0);
         TAP_EXPECT(recv.ch.nak_timeout < params.nak_timeout_us * 1e-6 / 4);
         TAP_EXPECT(recv.ch.nak_timeout >= 2 * 10e-6 * 0.999);
         /* having learned the fabric's losses, it asks for a message of which
@@ -408,8 +444,8 @@ int main(void)
         TAP_EXPECT(!memcmp(out, data, P));
     }
 
-    TAP_TEST("a timeout that ran out while the process was away sends no NAK; a real loss is "
-             "asked for one raised timeout later") {
+    TAP_TEST("a timeout that ran out while the process was away sends no NAK and raises the "
+             "timeout above its start; the tail then waits for the root's question") {
         root.w.nmcast = 0;
         ibmc_mcast_bcast_start(&root.ch, data, 2 * P, 0);
         TAP_EXPECT(test_until_done(&root.ch));
@@ -424,12 +460,15 @@ int main(void)
         TAP_EXPECT_EQ(naks(&recv), before);
         TAP_EXPECT_EQ(recv.stats.naks_deferred, 1);
         TAP_EXPECT(recv.ch.nak_timeout > 5.9e-3 && recv.ch.nak_timeout < 6.1e-3);
-        /* looking on time now, before and after the raised deadline */
+        /* looking on time now, before and after the raised deadline: the
+         * member does not ask on its own any more */
         recv.w.t += 5.5e-3;
         TAP_EXPECT(!test_until_done(&recv.ch));
         TAP_EXPECT_EQ(naks(&recv), before);
         recv.w.t += 1e-3;
         TAP_EXPECT(!test_until_done(&recv.ch));
+        TAP_EXPECT_EQ(naks(&recv), before);
+        asked_by(&recv, &root, 0);
         TAP_EXPECT_EQ(naks(&recv), before + 1);
         TAP_EXPECT_EQ(recv.stats.naks_deferred, 1);
         retransmit(&recv, &root.w.mcast[1], 10e-6);
@@ -438,10 +477,12 @@ int main(void)
         TAP_EXPECT(!memcmp(out, data, 2 * P));
     }
 
-    TAP_TEST("the deadline says when a receiver's NAK is due: nothing before it, a NAK after") {
+    TAP_TEST("the deadline says when a receiver's NAK is due: nothing before it, a NAK after; "
+             "untaught, the longest timeout") {
         member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
         member_init(r, 0);
         member_init(m, 1);
+        learned(m, 0.5);
         ibmc_mcast_bcast_start(&r->ch, data, 3 * P, 0);
         TAP_EXPECT(test_until_done(&r->ch));
         ibmc_mcast_bcast_finish(&r->ch);
@@ -451,7 +492,12 @@ int main(void)
         ibmc_mcast_mcast_in(&m->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
         TAP_EXPECT(!test_until_done(&m->ch));
         double due = ibmc_mcast_bcast_deadline(&m->ch);
-        TAP_EXPECT(due > 5.0 && due < 5.0 + 1.01 * params.nak_timeout_us * 1e-6);
+        TAP_EXPECT(due > 5.0 && due < 5.0 + 0.51 * params.nak_timeout_us * 1e-6);
+        /* untaught, it waits for the root: the deadline is the liveness
+         * check after the longest timeout */
+        learned(m, 1.0);
+        TAP_EXPECT(ibmc_mcast_bcast_deadline(&m->ch) > 5.0 + 0.99 * params.nak_max_us * 1e-6);
+        learned(m, 0.5);
         m->w.t = due - 1e-7;
         TAP_EXPECT(!test_until_done(&m->ch));
         TAP_EXPECT_EQ(naks(m), 0);

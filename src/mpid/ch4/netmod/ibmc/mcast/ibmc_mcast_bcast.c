@@ -168,11 +168,15 @@ cvars:
         sends no NAK if that brings data.  When it ran out more than its own
         length before the member looked (the process was not running), no
         NAK goes either, and the timeout rises to twice that lateness, up to
-        100 ms.  A member of which nothing of the message has come does not
-        NAK it while the timeout is at or above this value (the root may not
-        have sent it yet): the root waits the same timeout for the ACKs of
-        its last packets, then asks the members behind, saying where it sent
-        to, and they NAK what they lack at once.  From 1 to 10000000.
+        100 ms.  While the timeout is at or above this value, a member does
+        not NAK on its timer at all (the root may not have sent the rest
+        yet, or may have been descheduled in the middle of the message): the
+        root waits the same timeout for the ACKs of its last packets, then
+        asks its group by one multicast packet, saying where it sent to, and
+        the members NAK what they lack at once.  Only real losses, which
+        bring the timeout below this value, or a co-root that gets every
+        packet relayed (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY), NAK on the
+        timer.  From 1 to 10000000.
 
     - name        : MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT
       category    : CH4_IBMC

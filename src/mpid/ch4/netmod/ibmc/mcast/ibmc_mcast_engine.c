@@ -928,19 +928,29 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
 }
 
 /* Whether this member waits for the root's question (probe_laggards)
- * instead of NAKing on its own: nothing of the message has come, so the root
- * may not have started (it may be setting up another communicator's channel,
- * or computing), and a NAK would ask for packets that do not exist.  If the
- * root did send them all and every one was lost, its own timer asks this
- * member, and it NAKs then.  Only a channel whose real losses have taught it
- * a timeout shorter than the configured start, which the root's timer
- * keeps, asks on its own: it finds a lost message in a few round trips,
- * sooner than the root would ask.  Where the fabric loses nothing, no
- * member ever sends a NAK that way. */
+ * instead of NAKing on its own when its broadcast goes silent.  What a
+ * timeout NAK would ask for is the tail of the message: every gap below
+ * the root's highest packet seen was NAKed when that packet came
+ * (after_packet).  A member cannot tell a lost tail from one the root has
+ * not sent yet: the root may not have started (it may be setting up
+ * another communicator's channel, or computing) or may have been
+ * descheduled in the middle of the message, and a NAK would ask for
+ * packets that do not exist.  If the root did send them and they were
+ * lost, its own timer asks this member, and it NAKs then.  Two kinds of
+ * member ask on their own:
+ *   - a channel whose real losses have taught it a timeout shorter than
+ *     the configured start, which the root's timer keeps: it finds a lost
+ *     tail in a few round trips, sooner than the root would ask;
+ *   - a co-root that gets every packet by relay
+ *     (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY): it does not NAK gaps or the
+ *     root's questions, since the relays are on their way, and only its
+ *     timer finds a relay that did not come.
+ * Where the fabric loses nothing, no other member ever sends a NAK. */
 static int waits_for_root(const ibmc_mcast_chan_t * c)
 {
-    return ibmc_mcast_rx_nothing_seen(&c->rx) &&
-        c->nak_timeout >= c->eng->params.nak_timeout_us * 1e-6;
+    if (!c->eng->params.relay_on_loss && is_coroot(c, c->cur.root))
+        return 0;
+    return c->nak_timeout >= c->eng->params.nak_timeout_us * 1e-6;
 }
 
 /* How long a receiver's broadcast may stay silent before it acts: the NAK
