@@ -656,18 +656,19 @@ int main(void)
         free(r);
     }
 
-    TAP_TEST("a root's first question of a stall to several members is one multicast packet "
-             "saying where it sent to, the second one asking for ACKs too; unanswered, the "
-             "next goes over RC, to its co-roots before the leaves of its own subgroup; each "
-             "after twice the wait") {
+    TAP_TEST("a root that has seen losses asks a stalled group by multicast, first for losses "
+             "only, saying where it sent to, then for ACKs too; unanswered, the next question "
+             "goes over RC, to its co-roots before the leaves of its own subgroup; each after "
+             "twice the wait") {
         /* 8 members, subgroups of 2, root 0: it hears from leaf 1 and from
          * co-roots 2 and 4 (6 is below 2) */
         member_t *r = malloc(sizeof(*r));
         member_init_n(r, 8, 0);
+        learned(r, 0.5);
         int release;
         root_sends_at(r, 1.0, data, P);
         int nrc = r->w.nrc;     /* the relays to 2 and 4 */
-        double wait = params.nak_timeout_us * 1e-6;
+        double wait = r->ch.nak_timeout;
         r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
         TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
         TAP_EXPECT_EQ(r->w.nctl, 1);
@@ -701,6 +702,28 @@ int main(void)
         free(r);
     }
 
+    TAP_TEST("a root that has seen no loss asks a stalled group for ACKs at once, by one "
+             "multicast packet; unanswered, it asks over RC after twice the wait") {
+        member_t *r = malloc(sizeof(*r));
+        member_init_n(r, 8, 0);
+        int release;
+        root_sends_at(r, 1.0, data, P);
+        int nrc = r->w.nrc;
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        ibmc_mcast_hdr_t q;
+        memcpy(&q, r->w.ctl[0].pkt, sizeof(q));
+        TAP_EXPECT(r->w.nctl == 1 && q.type == IBMC_MCAST_ASK && q.flags == IBMC_MCAST_F_ACK_REQ);
+        TAP_EXPECT_EQ(r->w.nrc, nrc);
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nctl, 1);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_ACK_REQ), 3);
+        TAP_EXPECT(r->stats.ack_probes == 4 && r->stats.asks_multicast == 1);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
     TAP_TEST("a root whose question cannot go to the group now asks over RC at once") {
         member_t *r = malloc(sizeof(*r));
         member_init_n(r, 8, 0);
@@ -725,6 +748,7 @@ int main(void)
         enum { N = 4 };
         member_t *r = malloc(sizeof(*r)), *m[N];
         member_init_n(r, N, 0);
+        learned(r, 0.5);
         root_sends_at(r, 1.0, data, P);
         r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
         int release;

@@ -743,17 +743,26 @@ static int tail_pending(const ibmc_mcast_chan_t * c)
         ibmc_mcast_seq_diff(c->tx.next, c->rx.released) > 0;
 }
 
-/* The first two questions of a stall to more than one member go to the
- * whole group, each one multicast packet (IBMC_MCAST_ASK, answered in
- * ask_in), where an RC question each would cost the root one send per
- * member behind, and at 1 % loss in a large subgroup most of its work
+/* This channel has seen losses: this root answered NAKs on it, or its
+ * receiving side learned a NAK timeout from them. */
+static int seen_losses(const ibmc_mcast_chan_t * c)
+{
+    return c->tx.retransmits > 0 || c->nak_timeout < c->eng->params.nak_timeout_us * 1e-6;
+}
+
+/* The first questions of a stall to more than one member go to the whole
+ * group, each one multicast packet (IBMC_MCAST_ASK, answered in ask_in),
+ * where an RC question each would cost the root one send per member
+ * behind, and at 1 % loss in a large subgroup most of its work
  * (doc/benchmarks.md).
- *   - The first asks only for losses.  Under loss the stall is nearly
- *     always a member that lost a message whole and waits to be told
- *     (waits_for_root); the others' ACKs are merely behind their skewed
- *     turns, and answering would cost the root one message each.
- *   - The second, after a doubled wait with nothing moved, asks for ACKs
- *     too: the end of a stream, whose last packets no skewed turn covers.
+ *   - On a channel that has seen losses (seen_losses), the first asks
+ *     only for losses: the stall is nearly always a member that lost a
+ *     message whole, or its tail, and waits to be told (waits_for_root); the
+ *     others' ACKs are merely behind their skewed turns, and answering
+ *     would cost the root one message each.  The second, after a doubled
+ *     wait with nothing moved, asks for ACKs too.
+ *   - On one that has not, the stall is the end of a stream, whose last
+ *     packets no skewed turn covers: the first question asks for ACKs.
  * Members that owe nothing drop it after a look.  Only a READY channel's
  * group is joined by every member; a retiring channel asks over RC. */
 static int ask_group(ibmc_mcast_chan_t * c, int want_acks, int *asked)
@@ -776,9 +785,9 @@ static int ask_group(ibmc_mcast_chan_t * c, int want_acks, int *asked)
 /* The root's ACKs have not moved for a while, its window full or its last
  * packets unacknowledged after the broadcast returned: ask the members
  * that hold them to acknowledge now, and say where this root has sent to.
- * The first two questions of a stall to several members are one multicast
- * packet each (ask_group); later ones, or one to a single member, go over
- * RC.
+ * The first question of a stall to several members, or the first two on a
+ * channel that has seen losses, are one multicast packet each (ask_group);
+ * later ones, or one to a single member, go over RC.
  *   - The ACK requests inside multicast packets may have been lost.
  *   - A member may have lost every packet of a message.  It cannot tell
  *     that from a root that has not sent yet, so it does not NAK on its own
@@ -825,9 +834,9 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         return 0;
     }
     int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
-    int asked = 0;
-    if (n > 1 && c->probe.asked < 2)
-        CALL(ask_group(c, c->probe.asked == 1, &asked));
+    int asked = 0, lossy = seen_losses(c);
+    if (n > 1 && c->probe.asked < 1 + lossy)
+        CALL(ask_group(c, !lossy || c->probe.asked == 1, &asked));
     c->probe.since = t;
     c->probe.after = dmin(2 * c->probe.after, nak_max(c));
     if (asked)
