@@ -45,7 +45,10 @@
  * went as RDMA writes into the ACK boards, and the owners read them (a
  * co-root's ACK to a parent co-root always goes over RC); with
  * --rc-acks, none did.  With --late-acks (MPIR_CVAR_IBMC_MCAST_FAULTS with
- * late_ack), owners found words of another epoch on their boards.
+ * late_ack), owners found words of another epoch on their boards.  With
+ * --group-asks, some root asked a stalled group by one multicast packet
+ * (ibmc_mcast_asks_multicast, sent inline on the multicast QP), no more
+ * often than it asked at all.
  * Prints "bcast_mcast: all checks passed" on success. */
 
 #include <mpi.h>
@@ -93,7 +96,7 @@ int main(int argc, char **argv)
 {
     const char *expect = NULL;
     int coroots = 0, rc_acks = 0, late_acks = 0, ack_tree = 0, relay_repairs = 0,
-        relay_on_loss = 0;
+        relay_on_loss = 0, group_asks = 0;
     size_t max = 256 * 1024;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--expect=", 9))
@@ -110,6 +113,8 @@ int main(int argc, char **argv)
             relay_on_loss = 1;
         else if (!strcmp(argv[i], "--late-acks"))
             late_acks = 1;
+        else if (!strcmp(argv[i], "--group-asks"))
+            group_asks = 1;
         else
             max = strtoul(argv[i], NULL, 0);
     }
@@ -251,6 +256,11 @@ int main(int argc, char **argv)
                    "requests, with %llu injected losses\n", tot[23], tot[24], tot[7]);
             ok = 0;
         }
+        if (group_asks && (tot[25] == 0 || tot[25] > tot[24])) {
+            printf("bcast_mcast: FAIL: %llu questions to the group by multicast, of %llu ACK "
+                   "requests\n", tot[25], tot[24]);
+            ok = 0;
+        }
         /* co-roots (--coroots: MPIR_CVAR_IBMC_MCAST_SUBGROUP below the
          * number of nodes) get every packet relayed over RC, unless
          * --relay-on-loss (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY=0), and
@@ -297,9 +307,10 @@ int main(int argc, char **argv)
                    "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
                    "(%llu written, %llu read, %llu foreign), %llu ibv_post_send calls, %llu send "
                    "completions, %llu echoes, %llu NAKs spared, %llu premature, %llu NAKs asked by a "
-                   "root's ACK request, %llu ACK requests\n", expect, tot[0],
-                   tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11], tot[12], tot[13],
-                   tot[14], tot[15], tot[16], tot[17], tot[18], tot[19], tot[20], tot[23], tot[24]);
+                   "root's ACK request, %llu ACK requests (%llu to the group by multicast)\n",
+                   expect, tot[0], tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11],
+                   tot[12], tot[13], tot[14], tot[15], tot[16], tot[17], tot[18], tot[19], tot[20],
+                   tot[23], tot[24], tot[25]);
         else
             bad++;
     }
