@@ -101,9 +101,9 @@ void MPIDI_IBMC_pvars_register(void)
               "names a range of them).");
     IBMC_PVAR_MCAST(naks_asked,
               "Of those, the NAKs for losses that a root's (or co-root's) ACK request "
-              "revealed: packets of a message of which nothing had come here.  Until this "
-              "communicator has seen real losses, a member does not NAK such a message on "
-              "its own, since its root may not have sent it yet.");
+              "revealed: a message of which nothing had come here, or its tail.  Until "
+              "this communicator has seen real losses, a member does not NAK those on its "
+              "own, since its root may not have sent them yet.");
     IBMC_PVAR_MCAST(naks_spared,
               "Times the NAK timeout ran out but one more poll, which does not give the "
               "processor away, found the data that had come meanwhile: no NAK was sent.");

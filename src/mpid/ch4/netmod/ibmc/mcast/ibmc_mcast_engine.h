@@ -57,8 +57,8 @@ typedef struct {
     unsigned long long acks_foreign;    /* board words of another epoch, asked again */
     unsigned long long naks_sent;       /* NAK messages sent (each names a range) */
     unsigned long long naks_asked;      /* ... of them for losses an ACK request revealed:
-                                         * the message's root had sent packets of which
-                                         * nothing had come */
+                                         * the message's root had sent packets that had
+                                         * not come, all of the message or its tail */
     unsigned long long naks_spared;     /* NAK timeouts after which one more poll found
                                          * the data: no NAK went */
     unsigned long long naks_premature;  /* timeout NAKs whose data then came by multicast:
