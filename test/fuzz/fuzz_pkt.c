@@ -40,6 +40,7 @@ static int allowed_flags(int type)
         case IBMC_PKT_RNDV_FIN:
         case IBMC_PKT_CREDIT:
         case IBMC_PKT_MCAST:
+        case IBMC_PKT_FIN:
             return IBMC_PKT_F_STARVED;
         default:
             return -1;
@@ -125,7 +126,7 @@ static void check_parse(const uint8_t * pkt, size_t len, size_t rndv_info_sz)
 
     /* fields as on the wire */
     CHECK(v.type == h.type && v.flags == h.flags && v.credits == h.credits, "header fields");
-    CHECK(v.type >= IBMC_PKT_AM && v.type <= IBMC_PKT_MCAST, "type %d", v.type);
+    CHECK(v.type >= IBMC_PKT_AM && v.type <= IBMC_PKT_FIN, "type %d", v.type);
     CHECK((v.flags & ~allowed_flags(v.type)) == 0, "flags 0x%x on type %d", v.flags, v.type);
     CHECK(!(ext && (v.flags & IBMC_PKT_F_SEND16)), "SEND16 on an unfinished message");
     if (ext) {

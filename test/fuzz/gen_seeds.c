@@ -142,6 +142,9 @@ static void seeds_pkt(void)
     s.n = 0; u8(&s, 0); pkt_hdr(&s, IBMC_PKT_MCAST, 0, 0, 0, 0, 0); fill(&s, 24, 7);
     save(T, "mcast", &s);
 
+    s.n = 0; u8(&s, 0); pkt_hdr(&s, IBMC_PKT_FIN, 0, 0, 0, 0, 0); u32(&s, 2);
+    save(T, "fin", &s);
+
     s.n = 0; u8(&s, 0); fill(&s, 5, 8);
     save(T, "short", &s);
 

@@ -88,7 +88,7 @@ int main(void)
 
     TAP_TEST("control packets are 8 bytes and parse") {
         int types[] = { IBMC_PKT_RTU, IBMC_PKT_CREDIT, IBMC_PKT_RNDV_FIN, IBMC_PKT_AM_CONT,
-            IBMC_PKT_MCAST
+            IBMC_PKT_MCAST, IBMC_PKT_FIN
         };
         for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
             ibmc_pkt_info_t in = {.type = types[i] };
@@ -160,7 +160,7 @@ int main(void)
         pkt[1] = (char) 0x80;
         TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 24, &v), IBMC_PKT_ERR_FLAGS);
         pkt[1] = 0;
-        unsigned char bad_types[] = { 0, IBMC_PKT_MCAST + 1, 255 };
+        unsigned char bad_types[] = { 0, IBMC_PKT_FIN + 1, 255 };
         for (size_t i = 0; i < sizeof(bad_types); i++) {
             pkt[0] = (char) bad_types[i];
             TAP_EXPECT_EQ(ibmc_pkt_parse(pkt, len, 24, &v), IBMC_PKT_ERR_TYPE);

@@ -21,6 +21,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_rcache.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_credit.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_finbar.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_pvars.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_send.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_coll.h \
@@ -31,6 +32,8 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_init.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_finalize.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_finbar.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_device.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_devsel.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_verbs.c \

@@ -305,6 +305,19 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
             MPIR_ERR_CHECK(mpi_errno);
             break;
 
+        case IBMC_PKT_FIN:{
+                ibmc_fin_t f;
+                if (v.plen != sizeof(f))
+                    return MPIDI_IBMC_PROTO_ERROR(conn->rank,
+                                                  "a finalize barrier message of a wrong size");
+                memcpy(&f, v.payload, sizeof(f));
+                rc = ibmc_finbar_heard(&st->finbar, conn->rank,
+                                       f.round > INT_MAX ? -1 : (int) f.round);
+                if (rc != IBMC_FINBAR_OK)
+                    return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_finbar_strerror(rc));
+                break;
+            }
+
         default:
             return MPIDI_IBMC_PROTO_ERROR(conn->rank, "an unknown packet type");
     }

@@ -253,6 +253,26 @@ int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
     return post_sbuf(st, conn, idx, len);
 }
 
+uint64_t MPIDI_IBMC_send_forget(MPIDI_IBMC_conn_t * conn, int pkt_type)
+{
+    uint64_t n = 0;
+    MPIDI_IBMC_sendop_t **p = &conn->q_head, *last = NULL;
+    while (*p) {
+        MPIDI_IBMC_sendop_t *op = *p;
+        /* a control message is one packet: not begun means not sent at all */
+        if (op->pkt_type == pkt_type && !op->tx.first_done && !op->sreq && !op->bind) {
+            *p = op->next;
+            complete_op(op);
+            n++;
+        } else {
+            last = op;
+            p = &op->next;
+        }
+    }
+    conn->q_tail = last;
+    return n;
+}
+
 int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     int mpi_errno = MPI_SUCCESS;

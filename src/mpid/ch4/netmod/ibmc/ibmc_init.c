@@ -157,7 +157,10 @@ cvars:
       description : >-
         Seconds to wait for a peer to answer a connection request before the
         operation fails with an error that names the peer.  Requests are
-        repeated with exponential backoff meanwhile.  At least 1.
+        repeated with exponential backoff meanwhile.  MPI_Finalize waits as
+        long for a peer to take this process's last messages, and for each
+        round of its barrier over RC, before it fails naming the peer.  At
+        least 1.
 
     - name        : MPIR_CVAR_IBMC_PROGRESS_YIELD
       category    : CH4_IBMC
@@ -544,6 +547,7 @@ int MPIDI_IBMC_init_world(void)
         goto fn_fail;
     }
     st->yield = decide_yield(st);
+    ibmc_finbar_init(&st->finbar, st->my_rank, st->world_size);
 
     if (MPIR_CVAR_IBMC_STATS) {
         char gid[40];
@@ -570,77 +574,76 @@ int MPIDI_IBMC_post_init(void)
     return MPI_SUCCESS;
 }
 
-/* The first peer with sends or READs not yet completed, or -1. */
-static int peer_pending(MPIDI_IBMC_state_t * st)
+static int count_connections(const MPIDI_IBMC_state_t * st)
+{
+    int n = 0;
+    for (int i = 0; st->conns && i < st->world_size; i++)
+        n += st->conns[i].qp != NULL;
+    return n;
+}
+
+/* The job's traffic, before MPI_Finalize's barrier adds its own. */
+static void print_job_stats(const MPIDI_IBMC_state_t * st)
 {
     for (int i = 0; i < st->world_size; i++) {
-        if (st->conns[i].q_head || st->conns[i].rd_head || st->conns[i].sq_inflight ||
-            st->conns[i].need_rtu || st->conns[i].inv_head)
-            return i;
+        const MPIDI_IBMC_conn_t *c = &st->conns[i];
+        if (!c->tx_pkts && !c->rx_pkts)
+            continue;
+        printf("ibmc-stats: rank %d peer %d tx_pkts %llu tx_bytes %llu rx_pkts %llu "
+               "rx_bytes %llu cm_retransmits %u rndv_tx %llu rndv_rx %llu "
+               "rndv_read_bytes %llu rndv_bounced %llu window %d lends %llu\n", st->my_rank, i,
+               (unsigned long long) c->tx_pkts, (unsigned long long) c->tx_bytes,
+               (unsigned long long) c->rx_pkts, (unsigned long long) c->rx_bytes,
+               c->cm.retransmits, (unsigned long long) c->rndv_tx,
+               (unsigned long long) c->rndv_rx, (unsigned long long) c->rndv_read_bytes,
+               (unsigned long long) c->rndv_bounced, c->cr.window,
+               (unsigned long long) c->cr.lends);
     }
-    return -1;
+    printf("ibmc-stats: rank %d connections %d recv_chunks %d rcache hits %llu misses %llu "
+           "evictions %llu invalidations %llu uncached_regs %llu\n", st->my_rank,
+           count_connections(st), st->n_rchunks,
+           (unsigned long long) st->rcache.hits, (unsigned long long) st->rcache.misses,
+           (unsigned long long) st->rcache.evictions,
+           (unsigned long long) st->rcache.invalidations, (unsigned long long) st->reg_uncached);
+    fflush(stdout);
 }
 
 int MPIDI_IBMC_mpi_finalize_hook(void)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, nconn_job;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
 
     MPIR_FUNC_ENTER;
     if (!st)
         goto fn_exit;
 
-    /* The multicast channel first: it may still have to answer NAKs. */
-    MPIDI_IBMC_mcast_finalize(st);
+    /* The multicast channel's roots first: they may still have to answer
+     * NAKs, and ask members for their last ACKs. */
+    MPIDI_IBMC_mcast_serve_retiring(st);
     MPIDI_IBMC_nodeseg_finalize(st);
-
-    /* Everything we sent must have reached its peer before the QPs go away;
-     * the PMI barrier then guarantees nobody still sends to us.  A peer that
-     * takes nothing for MPIR_CVAR_IBMC_CONNECT_TIMEOUT seconds (its QP would
-     * have failed long before, unless it stopped reposting buffers) ends the
-     * wait with an error naming it, not a hang. */
-    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
-    int peer;
-    while (st->conns && (peer = peer_pending(st)) >= 0) {
-        mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (MPIDI_IBMC_now() > deadline) {
-            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_drain", "**ibmc_drain %d %d",
-                                 peer, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
-        }
+    /* Then this process's sends, and every process's arrival, with the
+     * progress engine running: a member still answers a root's question
+     * while it waits for the others (ibmc_finalize.c). */
+    mpi_errno = MPIDI_IBMC_fin_drain(st);
+    MPIR_ERR_CHECK(mpi_errno);
+    nconn_job = count_connections(st);
+    if (MPIR_CVAR_IBMC_STATS && st->conns)
+        print_job_stats(st);
+    mpi_errno = MPIDI_IBMC_fin_barrier(st);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIDI_IBMC_mcast_finalize(st);
+    mpi_errno = MPIDI_IBMC_fin_settle(st);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIR_CVAR_IBMC_STATS && st->conns) {
+        printf("ibmc-stats: rank %d finalize rounds %d connections_added %d mcast_dropped %llu\n",
+               st->my_rank, st->finbar.rounds, count_connections(st) - nconn_job,
+               (unsigned long long) st->fin_forgotten);
+        fflush(stdout);
     }
     mpi_errno = MPIR_pmi_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     /* every process has drained its sends, its ACK writes among them */
     MPIDI_IBMC_mcast_free(st);
-
-    if (MPIR_CVAR_IBMC_STATS && st->conns) {
-        for (int i = 0; i < st->world_size; i++) {
-            MPIDI_IBMC_conn_t *c = &st->conns[i];
-            if (!c->tx_pkts && !c->rx_pkts)
-                continue;
-            printf("ibmc-stats: rank %d peer %d tx_pkts %llu tx_bytes %llu rx_pkts %llu "
-                   "rx_bytes %llu cm_retransmits %u rndv_tx %llu rndv_rx %llu "
-                   "rndv_read_bytes %llu rndv_bounced %llu window %d lends %llu\n", st->my_rank, i,
-                   (unsigned long long) c->tx_pkts, (unsigned long long) c->tx_bytes,
-                   (unsigned long long) c->rx_pkts, (unsigned long long) c->rx_bytes,
-                   c->cm.retransmits, (unsigned long long) c->rndv_tx,
-                   (unsigned long long) c->rndv_rx, (unsigned long long) c->rndv_read_bytes,
-                   (unsigned long long) c->rndv_bounced, c->cr.window,
-                   (unsigned long long) c->cr.lends);
-        }
-        int nconn = 0;
-        for (int i = 0; i < st->world_size; i++)
-            nconn += st->conns[i].qp != NULL;
-        printf("ibmc-stats: rank %d connections %d recv_chunks %d rcache hits %llu misses %llu "
-               "evictions %llu invalidations %llu uncached_regs %llu\n", st->my_rank, nconn,
-               st->n_rchunks,
-               (unsigned long long) st->rcache.hits, (unsigned long long) st->rcache.misses,
-               (unsigned long long) st->rcache.evictions,
-               (unsigned long long) st->rcache.invalidations,
-               (unsigned long long) st->reg_uncached);
-        fflush(stdout);
-    }
 
     MPIDI_IBMC_global.state = NULL;
     free_state(st);

@@ -19,6 +19,7 @@ static int flags_allowed(int type)
         case IBMC_PKT_RNDV_FIN:
         case IBMC_PKT_CREDIT:
         case IBMC_PKT_MCAST:
+        case IBMC_PKT_FIN:
             return IBMC_PKT_F_STARVED;
         default:
             return -1;

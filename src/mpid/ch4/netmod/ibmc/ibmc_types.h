@@ -17,6 +17,7 @@
 #include "ibmc_pkt.h"
 #include "ibmc_rcache.h"
 #include "ibmc_credit.h"
+#include "ibmc_finbar.h"
 #include "ibmc_pvars.h"
 #include "ibmc_cookie.h"
 #include "ibmc_am_check.h"
@@ -195,6 +196,8 @@ typedef struct MPIDI_IBMC_state {
     MPIDI_IBMC_conn_t *busy_head;       /* conns with queued sends or a handshake timer */
     ibmc_cm_timing_t cm_timing;
     int yield;                  /* sched_yield() when a poll finds nothing */
+    ibmc_finbar_t finbar;       /* MPI_Finalize's barrier over RC (ibmc_finalize.c) */
+    uint64_t fin_forgotten;     /* multicast messages still queued when it ended, dropped */
 
     /* rendezvous (ibmc_rndv.c) and user-memory registration (ibmc_mem.c) */
     size_t max_read;            /* bytes of one RDMA READ work request */
@@ -305,10 +308,20 @@ void MPIDI_IBMC_conn_destroy_all(MPIDI_IBMC_state_t * st);
 int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 void MPIDI_IBMC_sbuf_release(MPIDI_IBMC_state_t * st, int idx);
 int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+/* Drop the control messages of pkt_type queued to conn that have not begun
+ * to go; returns how many. */
+uint64_t MPIDI_IBMC_send_forget(MPIDI_IBMC_conn_t * conn, int pkt_type);
+
+/* ibmc_finalize.c: deliver what this process owes; the barrier that keeps
+ * progress running (ibmc_finbar.h); after the multicast channel has
+ * closed, drop its queued messages and wait for the send queues */
+int MPIDI_IBMC_fin_drain(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st);
+int MPIDI_IBMC_fin_settle(MPIDI_IBMC_state_t * st);
 
 /* ibmc_am_send.c: queue a packet that carries no data of its own:
  * IBMC_PKT_RNDV (AM header + ibmc_rndv_t; data_sz is what the receiver will
- * read) or IBMC_PKT_RNDV_FIN (no AM header) */
+ * read), IBMC_PKT_RNDV_FIN (no AM header), IBMC_PKT_MCAST or IBMC_PKT_FIN */
 int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
                          int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                          const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,

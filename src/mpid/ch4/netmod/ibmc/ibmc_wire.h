@@ -19,7 +19,8 @@ enum {
     IBMC_PKT_RNDV = 4,          /* AM header + ibmc_rndv_t: the receiver pulls the data */
     IBMC_PKT_RNDV_FIN = 5,      /* ibmc_rndv_fin_t: the pull is done, the sender's buffer is free */
     IBMC_PKT_CREDIT = 6,        /* only gives credits back (ibmc_credit.h); needs none itself */
-    IBMC_PKT_MCAST = 7          /* the multicast channel's ACK, NAK or retransmission (ibmc_mcast.h) */
+    IBMC_PKT_MCAST = 7,         /* the multicast channel's ACK, NAK or retransmission (ibmc_mcast.h) */
+    IBMC_PKT_FIN = 8            /* ibmc_fin_t: a round of MPI_Finalize's barrier (ibmc_finbar.h) */
 };
 
 /* Header flags. */
@@ -96,6 +97,11 @@ typedef struct {
 typedef struct {
     uint64_t cookie;
 } ibmc_rndv_fin_t;
+
+/* Payload of IBMC_PKT_FIN: this sender has reached `round` of the barrier. */
+typedef struct {
+    uint32_t round;
+} ibmc_fin_t;
 
 /* Connection-manager datagrams, sent over UD (see ibmc_cm_fsm.h). */
 enum {

@@ -31,11 +31,13 @@ int MPIDI_IBMC_mcast_recv_rc(struct MPIDI_IBMC_state *st, int src, const char *p
                              size_t plen);
 /* MPI_Comm_free */
 int MPIDI_IBMC_mcast_comm_free(struct MPIR_Comm *comm);
-/* MPI_Finalize, before the netmod's last barrier: channels still answer
- * NAKs until every member has acknowledged everything, then all goes but
- * the ACK boards */
+/* MPI_Finalize, first: this process's retiring channels still answer
+ * NAKs until every member has acknowledged everything (or a deadline) */
+void MPIDI_IBMC_mcast_serve_retiring(struct MPIDI_IBMC_state *st);
+/* MPI_Finalize, after the netmod's barrier over RC (ibmc_finalize.c),
+ * where every process served its own: all goes but the ACK boards */
 void MPIDI_IBMC_mcast_finalize(struct MPIDI_IBMC_state *st);
-/* MPI_Finalize, after that barrier: no member writes ACKs any more */
+/* MPI_Finalize, after PMI's barrier: no member writes ACKs any more */
 void MPIDI_IBMC_mcast_free(struct MPIDI_IBMC_state *st);
 
 #endif /* IBMC_MCAST_H_INCLUDED */

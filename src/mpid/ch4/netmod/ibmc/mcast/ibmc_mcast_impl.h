@@ -46,6 +46,8 @@ typedef struct MPIDI_IBMC_mcast_chan {
     char why[160];              /* FAILED: why every member falls back */
     int single_node;            /* FAILED because the communicator is inside one node */
     int told;                   /* why was printed (MPIR_CVAR_IBMC_STATS) */
+    int kept;                   /* retired during MPI_Finalize: kept to answer the other
+                                 * roots' questions until its barrier (ibmc_finalize.c) */
     int *world;                 /* by communicator rank */
     uint32_t *qpn;              /* their multicast QPs, by communicator rank */
     int group;                  /* its group in the pool, or -1 */
@@ -88,6 +90,7 @@ typedef struct {
 typedef struct MPIDI_IBMC_mcast {
     int state;                  /* 0 not tried, 1 ready, -1 unusable: why */
     int finalized;              /* only the boards are left (MPIDI_IBMC_mcast_free) */
+    int finalizing;             /* MPI_Finalize has begun: retired channels are kept */
     char why[192];
     ibmc_mcast_engine_t eng;
     struct rdma_event_channel *evch;

@@ -401,7 +401,9 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         next = c->next;
         mpi_errno = ibmc_mcast_chan_progress(&c->ch, &release);
         MPIR_ERR_CHECK(mpi_errno);
-        if (release)
+        if (release && mc->finalizing)
+            c->kept = 1;
+        else if (release)
             MPIDI_IBMC_mcast_chan_release(st, mc, c);
     }
     /* an ACK read off a board is progress too: it may have opened a root's
@@ -430,7 +432,7 @@ int MPIDI_IBMC_mcast_recv_rc(MPIDI_IBMC_state_t * st, int src, const char *paylo
     return ibmc_mcast_rc_in(&c->ch, from, &h, payload + sizeof(h), plen - sizeof(h));
 }
 
-void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
+void MPIDI_IBMC_mcast_serve_retiring(MPIDI_IBMC_state_t * st)
 {
     MPIDI_IBMC_mcast_t *mc = st->mcast;
     if (!mc)
@@ -438,14 +440,25 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
     /* Retiring channels may still be asked for packets by members that are
      * finishing their last broadcast: serve them until every member has
      * acknowledged everything, or the deadline.  A channel whose
-     * communicator the application never freed has no such duty. */
+     * communicator the application never freed has no such duty.  One
+     * whose duty is done stays until the barrier after this
+     * (ibmc_finalize.c): another root, still serving its own, may ask this
+     * process for its last ACK. */
+    mc->finalizing = 1;
     for (;;) {
         int retiring = 0;
         for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
-            retiring |= c->ch.state == IBMC_MCAST_CHAN_RETIRING;
+            retiring |= c->ch.state == IBMC_MCAST_CHAN_RETIRING && !c->kept;
         if (!retiring || mc->state != 1 || MPIDI_IBMC_progress_poll(0, 0) != MPI_SUCCESS)
             break;
     }
+}
+
+void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
+{
+    MPIDI_IBMC_mcast_t *mc = st->mcast;
+    if (!mc)
+        return;
     while (mc->chans)
         MPIDI_IBMC_mcast_chan_release(st, mc, mc->chans);
     for (int k = 0; k < mc->pool.cap; k++)

@@ -1,0 +1,101 @@
+/*
+ * Copyright (C) by the ibmc authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+/* What MPI_Finalize does over RC before PMI's barrier: deliver what this
+ * process still owes its peers, then meet every other process in a
+ * barrier that keeps the progress engine running (ibmc_finbar.h says why
+ * PMI's cannot), then drop the multicast channel's messages nobody needs
+ * any more.  After that, nothing this process sends depends on a peer
+ * polling, and PMI's barrier only orders the teardown of queue pairs. */
+
+#include <mpidimpl.h>
+#include "ibmc_types.h"
+
+/* The first peer with sends or READs not yet completed, or -1. */
+static int peer_pending(MPIDI_IBMC_state_t * st)
+{
+    for (int i = 0; i < st->world_size; i++) {
+        if (st->conns[i].q_head || st->conns[i].rd_head || st->conns[i].sq_inflight ||
+            st->conns[i].need_rtu || st->conns[i].inv_head)
+            return i;
+    }
+    return -1;
+}
+
+/* Everything sent must have reached its peer before the QPs go away.  A
+ * peer that takes nothing for MPIR_CVAR_IBMC_CONNECT_TIMEOUT seconds (its
+ * QP would have failed long before, unless it stopped reposting buffers)
+ * ends the wait with an error naming it, not a hang. */
+int MPIDI_IBMC_fin_drain(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS, peer;
+    if (!st->conns)
+        return MPI_SUCCESS;
+    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
+    while ((peer = peer_pending(st)) >= 0) {
+        mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (MPIDI_IBMC_now() > deadline) {
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_drain", "**ibmc_drain %d %d",
+                                 peer, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_finbar_t *b = &st->finbar;
+
+    if (!st->conns)
+        return MPI_SUCCESS;
+    /* Each round's wait has its own deadline: the process it waits for may
+     * itself be waiting, in an earlier round, for a slow one. */
+    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
+    int round = b->round, to, r;
+    while (!ibmc_finbar_advance(b)) {
+        if (b->round != round) {
+            round = b->round;
+            deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
+        }
+        if (ibmc_finbar_due(b, &to, &r)) {
+            ibmc_fin_t f = {.round = (uint32_t) r };
+            mpi_errno = MPIDI_IBMC_send_ctrl(st, &st->conns[to], IBMC_PKT_FIN, 0, NULL, 0, &f,
+                                             (MPI_Aint) sizeof(f), 0, 0, 0, NULL);
+            MPIR_ERR_CHECK(mpi_errno);
+            ibmc_finbar_sent(b);
+            continue;
+        }
+        mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (MPIDI_IBMC_now() > deadline) {
+            int from = (int) ((st->my_rank - ((int64_t) 1 << round) % st->world_size +
+                               st->world_size) % st->world_size);
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_finbar",
+                                 "**ibmc_finbar %d %d", from, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+        }
+    }
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_fin_settle(MPIDI_IBMC_state_t * st)
+{
+    if (!st->conns)
+        return MPI_SUCCESS;
+    /* Every process has left its multicast duties behind (roots served
+     * their retiring channels before the barrier), so a question, answer
+     * or repair still queued, behind a handshake or for credits, would only
+     * be dropped by its receiver, which may no longer poll to take it. */
+    for (int i = 0; i < st->world_size; i++)
+        st->fin_forgotten += MPIDI_IBMC_send_forget(&st->conns[i], IBMC_PKT_MCAST);
+    /* What is left is mostly in the send queues, awaiting the HCAs'
+     * acknowledgements.  A barrier message may still be queued behind a
+     * handshake or for credits: its receiver needs it to leave the
+     * barrier, so it polls until it takes it. */
+    return MPIDI_IBMC_fin_drain(st);
+}
