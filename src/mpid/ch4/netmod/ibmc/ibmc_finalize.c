@@ -73,10 +73,8 @@ int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
         mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
         MPIR_ERR_CHECK(mpi_errno);
         if (MPIDI_IBMC_now() > deadline) {
-            int from = (int) ((st->my_rank - ((int64_t) 1 << round) % st->world_size +
-                               st->world_size) % st->world_size);
-            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_finbar",
-                                 "**ibmc_finbar %d %d", from, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_finbar", "**ibmc_finbar %d %d",
+                                 ibmc_finbar_waits_for(b), MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
         }
     }
   fn_fail:
@@ -87,10 +85,10 @@ int MPIDI_IBMC_fin_settle(MPIDI_IBMC_state_t * st)
 {
     if (!st->conns)
         return MPI_SUCCESS;
-    /* Every process has left its multicast duties behind (roots served
-     * their retiring channels before the barrier), so a question, answer
-     * or repair still queued, behind a handshake or for credits, would only
-     * be dropped by its receiver, which may no longer poll to take it. */
+    /* Every root served its retiring channels before the barrier, so a
+     * question, answer or repair still queued, behind a handshake or for
+     * credits, is needed by nobody, and its receiver, past the barrier
+     * too, may no longer poll to take it. */
     for (int i = 0; i < st->world_size; i++)
         st->fin_forgotten += MPIDI_IBMC_send_forget(&st->conns[i], IBMC_PKT_MCAST);
     /* What is left is mostly in the send queues, awaiting the HCAs'
