@@ -18,6 +18,7 @@
  * order: CREATE_QP, CONNECT (to cm.remote_qpn), SEND_REQ, SEND_REP, SEND_RTU
  * (an RTU packet on RC), FLUSH (start sending queued data over RC), FAIL. */
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -774,6 +775,24 @@ int main(void)
         TAP_EXPECT_EQ(ibmc_cm_step(&b, IBMC_CM_EV_TIMER, 0, b.retry_at, &timing),
                       IBMC_CM_ACT_FAIL);
         TAP_EXPECT(b.state == IBMC_CM_FAILED);
+    }
+
+    TAP_TEST("step: with an infinite timeout (MPI_Finalize's barrier) a REQ never fails") {
+        const ibmc_cm_timing_t forever = { 0.05, 2.0, HUGE_VAL };
+        ibmc_cm_t a;
+        ibmc_cm_init(&a);
+        TAP_EXPECT(ibmc_cm_step(&a, IBMC_CM_EV_WANT_SEND, 0, 5.0, &forever) &
+                   IBMC_CM_ACT_SEND_REQ);
+        int fails = 0;
+        for (int k = 0; k < 2000; k++)      /* over an hour of retransmissions */
+            fails += ibmc_cm_step(&a, IBMC_CM_EV_TIMER, 0, a.retry_at, &forever) !=
+                IBMC_CM_ACT_SEND_REQ;
+        TAP_EXPECT_EQ(fails, 0);
+        TAP_EXPECT(a.state == IBMC_CM_REQ_SENT && a.retry_at > 3600.0);
+        TAP_EXPECT(a.interval == 2.0);
+        /* and it still connects when the peer answers at last */
+        TAP_EXPECT(ibmc_cm_step(&a, IBMC_CM_EV_RECV_REP, QPN_B, a.retry_at, &forever) &
+                   IBMC_CM_ACT_CONNECT);
     }
 
     TAP_TEST("stale: REP in IDLE, REQ with another qpn in REP_SENT, and friends") {

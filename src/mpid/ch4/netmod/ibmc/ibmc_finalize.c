@@ -10,6 +10,7 @@
  * any more.  After that, nothing this process sends depends on a peer
  * polling, and PMI's barrier only orders the teardown of queue pairs. */
 
+#include <math.h>
 #include <mpidimpl.h>
 #include "ibmc_types.h"
 
@@ -50,20 +51,19 @@ int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_finbar_t *b = &st->finbar;
+    int to, round;
 
     if (!st->conns)
         return MPI_SUCCESS;
-    /* Each round's wait has its own deadline: the process it waits for may
-     * itself be waiting, in an earlier round, for a slow one. */
-    double deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
-    int round = b->round, to, r;
+    /* As long as PMI's barrier would: a process may reach MPI_Finalize
+     * minutes after the others (writing results, say), and a connection
+     * the barrier needs to it is asked for again every few seconds, not
+     * given up after MPIR_CVAR_IBMC_CONNECT_TIMEOUT.  A process that died
+     * instead is the process manager's to report, as it is for PMI's. */
+    st->cm_timing.timeout = HUGE_VAL;
     while (!ibmc_finbar_advance(b)) {
-        if (b->round != round) {
-            round = b->round;
-            deadline = MPIDI_IBMC_now() + MPIR_CVAR_IBMC_CONNECT_TIMEOUT;
-        }
-        if (ibmc_finbar_due(b, &to, &r)) {
-            ibmc_fin_t f = {.round = (uint32_t) r };
+        if (ibmc_finbar_due(b, &to, &round)) {
+            ibmc_fin_t f = {.round = (uint32_t) round };
             mpi_errno = MPIDI_IBMC_send_ctrl(st, &st->conns[to], IBMC_PKT_FIN, 0, NULL, 0, &f,
                                              (MPI_Aint) sizeof(f), 0, 0, 0, NULL);
             MPIR_ERR_CHECK(mpi_errno);
@@ -72,10 +72,6 @@ int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
         }
         mpi_errno = MPIDI_IBMC_progress_poll(0, 0);
         MPIR_ERR_CHECK(mpi_errno);
-        if (MPIDI_IBMC_now() > deadline) {
-            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_finbar", "**ibmc_finbar %d %d",
-                                 ibmc_finbar_waits_for(b), MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
-        }
     }
   fn_fail:
     return mpi_errno;

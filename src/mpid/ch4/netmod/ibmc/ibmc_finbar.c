@@ -50,13 +50,6 @@ int ibmc_finbar_heard(ibmc_finbar_t * b, int from, int round)
     return IBMC_FINBAR_OK;
 }
 
-int ibmc_finbar_waits_for(const ibmc_finbar_t * b)
-{
-    if (b->round >= b->rounds || (b->heard & ((uint64_t) 1 << b->round)))
-        return -1;
-    return peer(b, b->round, -1);
-}
-
 int ibmc_finbar_advance(ibmc_finbar_t * b)
 {
     /* a round ends when this process has told its peer and heard its own:

@@ -57,10 +57,6 @@ void ibmc_finbar_sent(ibmc_finbar_t * b);
  * the one message per round from the one expected sender is refused. */
 int ibmc_finbar_heard(ibmc_finbar_t * b, int from, int round);
 
-/* The process whose message of the current round has not come, or -1
- * when it has (or the barrier is done). */
-int ibmc_finbar_waits_for(const ibmc_finbar_t * b);
-
 /* Move through every round whose message has been both sent and heard;
  * 1 when the barrier is done. */
 int ibmc_finbar_advance(ibmc_finbar_t * b);

@@ -158,9 +158,10 @@ cvars:
         Seconds to wait for a peer to answer a connection request before the
         operation fails with an error that names the peer.  Requests are
         repeated with exponential backoff meanwhile.  MPI_Finalize waits as
-        long for a peer to take this process's last messages, and for each
-        round of its barrier over RC, before it fails naming the peer.  At
-        least 1.
+        long for a peer to take this process's last messages before it fails
+        naming the peer.  Its barrier over RC waits for the other processes
+        without a limit, as PMI's barrier does, and so do the connections it
+        makes.  At least 1.
 
     - name        : MPIR_CVAR_IBMC_PROGRESS_YIELD
       category    : CH4_IBMC
