@@ -315,6 +315,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
                                        f.round > INT_MAX ? -1 : (int) f.round);
                 if (rc != IBMC_FINBAR_OK)
                     return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_finbar_strerror(rc));
+                conn->fin_pkts++;
                 break;
             }
 

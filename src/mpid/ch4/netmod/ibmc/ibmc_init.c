@@ -583,6 +583,19 @@ static int count_connections(const MPIDI_IBMC_state_t * st)
     return n;
 }
 
+/* The connections the job's own traffic used.  Peers ahead in MPI_Finalize
+ * may already have connected to this process for their barrier; those
+ * carried nothing but barrier messages, if anything yet. */
+static int count_job_connections(const MPIDI_IBMC_state_t * st)
+{
+    int n = 0;
+    for (int i = 0; st->conns && i < st->world_size; i++) {
+        const MPIDI_IBMC_conn_t *c = &st->conns[i];
+        n += c->qp && c->tx_pkts + c->rx_pkts > c->fin_pkts;
+    }
+    return n;
+}
+
 /* The job's traffic, before MPI_Finalize's barrier adds its own. */
 static void print_job_stats(const MPIDI_IBMC_state_t * st)
 {
@@ -602,7 +615,7 @@ static void print_job_stats(const MPIDI_IBMC_state_t * st)
     }
     printf("ibmc-stats: rank %d connections %d recv_chunks %d rcache hits %llu misses %llu "
            "evictions %llu invalidations %llu uncached_regs %llu\n", st->my_rank,
-           count_connections(st), st->n_rchunks,
+           count_job_connections(st), st->n_rchunks,
            (unsigned long long) st->rcache.hits, (unsigned long long) st->rcache.misses,
            (unsigned long long) st->rcache.evictions,
            (unsigned long long) st->rcache.invalidations, (unsigned long long) st->reg_uncached);
@@ -627,7 +640,7 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
      * while it waits for the others (ibmc_finalize.c). */
     mpi_errno = MPIDI_IBMC_fin_drain(st);
     MPIR_ERR_CHECK(mpi_errno);
-    nconn_job = count_connections(st);
+    nconn_job = count_job_connections(st);
     if (MPIR_CVAR_IBMC_STATS && st->conns)
         print_job_stats(st);
     mpi_errno = MPIDI_IBMC_fin_barrier(st);
