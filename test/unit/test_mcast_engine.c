@@ -30,7 +30,11 @@
  *     completed it: the relays go at its next turn, none lost;
  *   - a co-root below another co-root reports its subtree to it, naming the
  *     root, once its leaf and its child co-root have caught up; an ACK that
- *     names a root from a member that is not its child is dropped. */
+ *     names a root from a member that is not its child is dropped;
+ *   - a late word of an earlier channel on a root's board is asked about at
+ *     once, but the question claims only what every member acknowledged:
+ *     the root's last packets may still be on their way, and no member
+ *     NAKs them. */
 
 #include <math.h>
 #include <stdlib.h>
@@ -1042,6 +1046,45 @@ int main(void)
         ibmc_mcast_chan_free(&h->ch);
         free(r);
         free(h);
+    }
+
+    TAP_TEST("a late write of an earlier channel on the root's board is asked about without "
+             "claiming packets that may be on their way: the member NAKs nothing and "
+             "acknowledges") {
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        static uint64_t board[2];
+        member_init(m, 1);
+        memset(r, 0, sizeof(*r));
+        r->w.room = 64;
+        ibmc_mcast_engine_init(&r->eng, &ops, &r->w, &params, &r->stats, NULL);
+        ibmc_mcast_chan_init(&r->ch, &r->eng, 2, 0, 7, P);
+        ibmc_mcast_chan_open(&r->ch, 0x1234, 1, board);
+        r->ch.state = IBMC_MCAST_CHAN_READY;
+        root_sends_at(r, 0.0, data, 3 * P);
+        /* the packets are still on their way when the late word is read */
+        ibmc_mcast_bcast_start(&m->ch, out, 3 * P, 0);
+        board[1] = ibmc_mcast_board_word(0, 12345);
+        int release;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->stats.acks_foreign, 1);
+        TAP_EXPECT(r->w.nrc == 1 && r->w.rc[0].h.kind == IBMC_MCAST_RC_ACK_REQ &&
+                   r->w.rc[0].to == 1);
+        TAP_EXPECT_EQ(r->w.rc[0].h.a, r->ch.tx.min_acked);
+        ibmc_mcast_rc_in(&m->ch, 0, &r->w.rc[0].h, NULL, 0);
+        TAP_EXPECT_EQ(naks(m), 0);
+        TAP_EXPECT_EQ(m->stats.naks_asked, 0);
+        TAP_EXPECT_EQ(rc_kind(m, IBMC_MCAST_RC_ACK), 1);
+        for (int i = 0; i < 3; i++)
+            ibmc_mcast_mcast_in(&m->ch, r->w.mcast[i].pkt, r->w.mcast[i].len, 0);
+        TAP_EXPECT(test_until_done(&m->ch));
+        ibmc_mcast_bcast_finish(&m->ch);
+        TAP_EXPECT(!memcmp(out, data, 3 * P));
+        TAP_EXPECT_EQ(naks(m), 0);
+        TAP_EXPECT_EQ(m->stats.duplicates, 0);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
     }
 
     return tap_done();

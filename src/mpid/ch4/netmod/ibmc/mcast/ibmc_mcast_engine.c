@@ -716,11 +716,17 @@ static int read_board(ibmc_mcast_chan_t * c)
             c->eng->stats->acks_read++;
             CALL(ack_in(c, m, pos));
         } else if (k < 0) {
-            /* a member of an earlier channel on this board wrote late, maybe
-             * over this member's ACK: ask it again */
+            /* A member of an earlier channel on this board wrote late, maybe
+             * over this member's ACK: ask it again.  The question claims to
+             * have sent only what every member has acknowledged: it goes
+             * the moment the word is read, maybe microseconds after this
+             * root's last packets, which may still be on their way by
+             * multicast, and a member NAKs at once whatever a question
+             * says was sent and it lacks (root_sent_below).  Losses are
+             * for probe_laggards to reveal, after its wait. */
             c->eng->stats->dropped++;
             c->eng->stats->acks_foreign++;
-            CALL(send_ack_req(c, m, c->tx.next, -1));
+            CALL(send_ack_req(c, m, c->tx.min_acked, -1));
         }
     }
     return 0;
