@@ -87,7 +87,7 @@ int MPIDI_IBMC_fin_settle(MPIDI_IBMC_state_t * st)
      * credits, is needed by nobody, and its receiver, past the barrier
      * too, may no longer poll to take it. */
     for (int i = 0; i < st->world_size; i++)
-        st->fin_forgotten += MPIDI_IBMC_send_forget(&st->conns[i], IBMC_PKT_MCAST);
+        st->fin_mcast_dropped += MPIDI_IBMC_send_forget(&st->conns[i], IBMC_PKT_MCAST);
     /* What is left is mostly in the send queues, awaiting the HCAs'
      * acknowledgements.  A barrier message may still be queued behind a
      * handshake or for credits: its receiver needs it to leave the

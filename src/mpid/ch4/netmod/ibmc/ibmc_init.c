@@ -651,7 +651,7 @@ int MPIDI_IBMC_mpi_finalize_hook(void)
     if (MPIR_CVAR_IBMC_STATS && st->conns) {
         printf("ibmc-stats: rank %d finalize rounds %d connections_added %d mcast_dropped %llu\n",
                st->my_rank, st->finbar.rounds, count_connections(st) - nconn_job,
-               (unsigned long long) st->fin_forgotten);
+               (unsigned long long) st->fin_mcast_dropped);
         fflush(stdout);
     }
     mpi_errno = MPIR_pmi_barrier();

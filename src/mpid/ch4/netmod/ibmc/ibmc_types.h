@@ -202,7 +202,7 @@ typedef struct MPIDI_IBMC_state {
     ibmc_cm_timing_t cm_timing;
     int yield;                  /* sched_yield() when a poll finds nothing */
     ibmc_finbar_t finbar;       /* MPI_Finalize's barrier over RC (ibmc_finalize.c) */
-    uint64_t fin_forgotten;     /* multicast messages still queued when it ended, dropped */
+    uint64_t fin_mcast_dropped; /* multicast messages still queued when it ended, dropped */
 
     /* rendezvous (ibmc_rndv.c) and user-memory registration (ibmc_mem.c) */
     size_t max_read;            /* bytes of one RDMA READ work request */
