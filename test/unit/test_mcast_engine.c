@@ -34,7 +34,9 @@
  *   - a late word of an earlier channel on a root's board is asked about at
  *     once, but the question claims only what every member acknowledged:
  *     the root's last packets may still be on their way, and no member
- *     NAKs them. */
+ *     NAKs them;
+ *   - with params.clock_every, idle turns read the clock only that often,
+ *     and the NAK timer and the root's question still act. */
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,6 +69,7 @@ typedef struct {
     ibmc_mcast_chan_t *feed_to; /* poll delivers feed[] to this channel */
     sent_t feed[MAXQ];
     int nfeed, polls;
+    int nows;                   /* clock reads */
 } world_t;
 
 static int w_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
@@ -134,6 +137,7 @@ static int w_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, i
 
 static double w_now(void *io)
 {
+    ((world_t *) io)->nows++;
     return ((world_t *) io)->t;
 }
 
@@ -1081,6 +1085,55 @@ int main(void)
         TAP_EXPECT(!memcmp(out, data, 3 * P));
         TAP_EXPECT_EQ(naks(m), 0);
         TAP_EXPECT_EQ(m->stats.duplicates, 0);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
+    }
+
+    TAP_TEST("with clock_every 8, a waiting receiver and a root whose tail waits read the "
+             "clock once every 8 idle turns, every turn that moved, and their timers still act") {
+        ibmc_mcast_params_t pa = params;
+        pa.clock_every = 8;
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        member_init(r, 0);
+        member_init(m, 1);
+        r->eng.params = pa;
+        m->eng.params = pa;
+        learned(m, 0.5);        /* m NAKs a silent tail on its own timer */
+        root_sends_at(r, 0.01, data, 3 * P);
+        m->w.t = 0.01;
+        ibmc_mcast_bcast_start(&m->ch, out, 3 * P, 0);
+        ibmc_mcast_mcast_in(&m->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        /* a turn that saw the packet reads the clock; then 7 idle turns do
+         * not, and the 8th does */
+        int nows = m->w.nows;
+        TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(m->w.nows, nows + 1);
+        for (int i = 0; i < 7; i++)
+            TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(m->w.nows, nows + 1);
+        TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(m->w.nows, nows + 2);
+        /* the tail is lost: past the timeout, the NAK goes within 8 turns */
+        m->w.t = m->ch.cur.quiet_since + 1.5 * m->ch.cur.timeout;
+        for (int i = 0; i < 8 && !naks(m); i++)
+            TAP_EXPECT(!test_until_done(&m->ch));
+        TAP_EXPECT_EQ(naks(m), 1);
+        /* the root: its tail waits for ACKs; 8 looks read the clock once,
+         * and its question still goes once the wait has passed */
+        int release;
+        nows = r->w.nows;
+        for (int i = 0; i < 8; i++)
+            TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT_EQ(r->w.nows, nows + 1);
+        r->w.t = r->ch.probe.since + 1.5 * r->ch.probe.after;
+        int asked = 0;
+        for (int i = 0; i < 8 && !asked; i++) {
+            TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+            asked = r->stats.ack_probes > 0;
+        }
+        TAP_EXPECT(asked);
         ibmc_mcast_chan_free(&r->ch);
         ibmc_mcast_chan_free(&m->ch);
         free(r);

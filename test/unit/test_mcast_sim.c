@@ -63,6 +63,7 @@ typedef struct {
                                  * asks for everything it lacks; 0: 40 */
     int boards;                 /* ACKs by RDMA write into boards */
     int relay_on_loss;          /* co-roots NAK their parent instead of getting relays */
+    uint32_t clock_every;       /* idle turns between clock reads; 0: every turn */
 } config_t;
 
 /* One packet in flight: multicast, an RC message, or an ACK board write. */
@@ -439,7 +440,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     ibmc_mcast_params_t params = {.window = c->window,.ack_every = c->ack_every,
         .subgroup = c->subgroup ? c->subgroup : c->members,
         .nak_timeout_us = nak_us,.nak_max_us = 8 * nak_us,.rdma_acks = c->boards,
-        .relay_on_loss = c->relay_on_loss
+        .relay_on_loss = c->relay_on_loss,.clock_every = c->clock_every
     };
     for (int i = 0; i < c->members; i++) {
         member_t *me = &s.m[i];
@@ -597,42 +598,48 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0}},
         {"9 members, co-roots every 3, 30% loss, forged packets",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0}},
         {"7 members, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0}},
         {"9 members, co-roots every 4, window of 2, every-member ACKs",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0}},
         {"8 members, ACK boards, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0}},
         {"8 members, ACK boards, 30% loss, late writes of an earlier channel",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0}},
         {"9 members, ACK boards, co-roots every 3, window of 2, every-member ACKs, late writes",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0}},
         {"7 members, ACK boards, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0}},
         {"12 members, ACK boards, co-roots every 2: a relay and ACK tree 3 deep, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0}},
         {"8 members, co-roots every 2 relaying only losses, perfect network: no RC copy, no duplicate",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0}},
         {"12 members, ACK boards, co-roots every 2 relaying only losses, 10% loss, forged packets",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0}},
         {"9 members, co-roots every 3 relaying only losses, 30% loss, window of 8",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0}},
         {"7 members, every member a co-root relaying only losses, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0}},
+        {"8 members, co-roots every 2, 10% loss, the clock read every 4th idle turn",
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4}},
+        {"8 members, ACK boards, perfect network, the clock read every 8th idle turn: nothing sent again",
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8}},
+        {"9 members, ACK boards, 30% loss, late writes, the clock read every 8th idle turn",
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

@@ -31,6 +31,19 @@ static double now(const ibmc_mcast_chan_t * c)
     return c->eng->ops->now(c->eng->io);
 }
 
+/* Whether a turn in which nothing moved reads the clock (params.clock_every).
+ * The timers it serves run for hundreds of microseconds, and a turn that
+ * does not yield takes about one: reading the clock on every such turn
+ * costs a system call each where the clock source is not the TSC (a guest
+ * on HPET), for a precision nobody needs. */
+static int clock_due(const ibmc_mcast_chan_t * c, uint32_t * idle)
+{
+    if (++*idle < c->eng->params.clock_every)
+        return 0;
+    *idle = 0;
+    return 1;
+}
+
 void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * ops, void *io,
                             const ibmc_mcast_params_t * params, ibmc_mcast_stats_t * stats,
                             ibmc_mcast_faults_t * faults)
@@ -808,7 +821,9 @@ static int ask_group(ibmc_mcast_chan_t * c, int want_acks, int *asked)
  * members stay silent (a member that is alive but outside MPI cannot
  * answer).  In a stream the ACKs keep moving and nothing is asked; when it
  * stops, the members' skewed ACKs (every ack_every packets) leave the
- * last few unacknowledged, and one question settles them. */
+ * last few unacknowledged, and one question settles them.  It runs at
+ * every progress call while the tail waits, and reads the clock only when
+ * the ACKs moved or every params.clock_every calls (clock_due). */
 static int probe_laggards(ibmc_mcast_chan_t * c)
 {
     int err;
@@ -816,8 +831,13 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         c->probe.since = 0;
         return 0;
     }
+    int moved = !c->probe.since || c->tx.min_acked != c->probe.at_min ||
+        c->tx.next != c->probe.at_next;
+    if (!moved && !clock_due(c, &c->probe.idle))
+        return 0;
     double t = now(c);
-    if (!c->probe.since || c->tx.min_acked != c->probe.at_min || c->tx.next != c->probe.at_next) {
+    if (moved) {
+        c->probe.idle = 0;
         if (c->tx.next != c->probe.at_next)
             c->probe.after = c->nak_timeout;    /* new packets: the wait starts over */
         c->probe.at_min = c->tx.min_acked;
@@ -938,6 +958,7 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
         c->mismatch = 1;
     c->cur.timeout = c->nak_timeout;
     c->cur.seen = received(c);
+    c->cur.idle = 0;
     c->cur.quiet_since = now(c);
     return after_packet(c);
 }
@@ -981,11 +1002,14 @@ static double quiet_limit(const ibmc_mcast_chan_t * c)
  * that itself): it asks for all of it, and waits twice as long before asking
  * again.  The wait may have given the processor away for a while, so one
  * more poll, which does not, comes first: what arrived meanwhile is no
- * loss. */
+ * loss.  A turn in which nothing came looks at the clock only every
+ * params.clock_every turns (clock_due). */
 static int recv_turn(ibmc_mcast_chan_t * c)
 {
     int err;
     uint64_t seen = received(c);
+    if (seen == c->cur.seen && !clock_due(c, &c->cur.idle))
+        return 0;
     double t = now(c);
     if (c->nak_sent_at > c->cur.quiet_since)
         c->cur.quiet_since = c->nak_sent_at;
@@ -999,6 +1023,7 @@ static int recv_turn(ibmc_mcast_chan_t * c)
         return 0;
     if (seen != c->cur.seen) {
         c->cur.seen = seen;
+        c->cur.idle = 0;
         c->cur.quiet_since = t;
         c->cur.timeout = c->nak_timeout;
     } else if (waits_for_root(c)) {

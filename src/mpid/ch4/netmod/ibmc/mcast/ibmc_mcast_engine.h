@@ -149,6 +149,11 @@ typedef struct {
     int relay_on_loss;          /* co-roots get by RC only what multicast lost them:
                                  * they NAK their parent like a leaf its head,
                                  * instead of getting every packet relayed */
+    uint32_t clock_every;       /* a waiting receiver, or a root whose last packets
+                                 * wait for ACKs, reads the clock once every this
+                                 * many turns in which nothing moved (0 or 1: every
+                                 * turn); a turn that moved reads it always.  Its
+                                 * timers act up to this many idle turns late. */
 } ibmc_mcast_params_t;
 
 /* One process's engine: its world and its settings. */
@@ -226,6 +231,7 @@ struct ibmc_mcast_chan {
         int root;
         double timeout, quiet_since;    /* receiver: the NAK timer */
         uint64_t seen;
+        uint32_t idle;          /* turns since the clock was last read */
     } cur;
     /* this process as a root: asking the members that hold back its
      * unacknowledged packets (probe_laggards), in a broadcast or after it */
@@ -233,6 +239,7 @@ struct ibmc_mcast_chan {
         double since, after;    /* the ACKs have not moved since; ask after this long */
         uint32_t at_min, at_next;       /* min_acked and next when they last moved */
         int asked;              /* questions to the group since they last moved */
+        uint32_t idle;          /* looks since the clock was last read */
     } probe;
 };
 
