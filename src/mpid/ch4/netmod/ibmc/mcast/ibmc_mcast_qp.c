@@ -29,9 +29,11 @@
  * does not yield.  Such a turn polls the queues and returns in about a
  * microsecond, so the NAK timer (200 us at first) and the root's question
  * act at most some 16 us late; a clock that is a system call (a guest on
- * HPET) is read 16 times less often.  Where it yields, a turn already costs
- * a system call and may last a scheduling slice, and the clock is read
- * every turn (params.clock_every). */
+ * HPET) is read 16 times less often.  Where a turn yields, it already
+ * costs a system call and may last a scheduling slice, and the clock is
+ * read every turn (params.clock_every): with MPIR_CVAR_IBMC_PROGRESS_YIELD
+ * in force, and under MPI_THREAD_MULTIPLE, where each wait turn yields
+ * MPICH's critical section to other threads. */
 #define IBMC_MCAST_CLOCK_EVERY 16
 
 static uint32_t mtu_bytes(enum ibv_mtu m)
@@ -181,7 +183,7 @@ MPIDI_IBMC_mcast_t *MPIDI_IBMC_mcast_get(MPIDI_IBMC_state_t * st)
             .nak_max_us = IBMC_MCAST_NAK_MAX_US,
             .rdma_acks = MPIR_CVAR_IBMC_MCAST_RDMA_ACKS,
             .relay_on_loss = !MPIR_CVAR_IBMC_MCAST_COROOT_RELAY,
-            .clock_every = st->yield ? 1 : IBMC_MCAST_CLOCK_EVERY
+            .clock_every = st->yield || MPIR_ThreadInfo.isThreaded ? 1 : IBMC_MCAST_CLOCK_EVERY
         };
         ibmc_mcast_engine_init(&mc->eng, &MPIDI_IBMC_mcast_ops, st, &params,
                                &MPIDI_IBMC_pvars.mcast, &mc->faults);
