@@ -7,11 +7,19 @@
  * rank - 1, eager and rendezvous sizes, checked byte for byte.  Run with
  * MPIR_CVAR_IBMC_STATS=1: the "connections" count each rank prints must be
  * at most 2 however many ranks the job has (connections are made on first
- * use, not all-to-all at MPI_Init). */
+ * use, not all-to-all at MPI_Init).
+ *
+ * --token-delay-ms=N: each rank waits N ms before it passes the closing
+ * token on, so the ranks finish one after the other, and those already in
+ * MPI_Finalize's barrier connect to those still waiting for the token.
+ * Such a connection is the barrier's, not the job's, and the count must
+ * not include it. */
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 int main(int argc, char **argv)
 {
@@ -19,6 +27,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long delay_ms = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--token-delay-ms=", 17))
+            delay_ms = atol(argv[i] + 17);
+    struct timespec delay = {.tv_sec = delay_ms / 1000,.tv_nsec = delay_ms % 1000 * 1000000L };
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     size_t max = 1 << 20;
     unsigned char *s = malloc(max), *r = malloc(max);
@@ -42,6 +55,7 @@ int main(int argc, char **argv)
     } else {
         MPI_Recv(&all, 1, MPI_INT, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         all += errs;
+        nanosleep(&delay, NULL);
         MPI_Send(&all, 1, MPI_INT, right, 1, MPI_COMM_WORLD);
     }
     free(s);

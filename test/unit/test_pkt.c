@@ -100,6 +100,15 @@ int main(void)
         }
     }
 
+    TAP_TEST("upkeep packets are the handshake's RTU, credits and finalize's barrier; "
+             "every type that carries the job's messages is not") {
+        for (int t = IBMC_PKT_AM; t <= IBMC_PKT_FIN; t++)
+            TAP_EXPECT_EQ(ibmc_pkt_is_upkeep(t),
+                          t == IBMC_PKT_RTU || t == IBMC_PKT_CREDIT || t == IBMC_PKT_FIN);
+        TAP_EXPECT(!ibmc_pkt_is_upkeep(IBMC_PKT_AM) && !ibmc_pkt_is_upkeep(IBMC_PKT_RNDV) &&
+                   !ibmc_pkt_is_upkeep(IBMC_PKT_MCAST) && !ibmc_pkt_is_upkeep(IBMC_PKT_RNDV_FIN));
+    }
+
     TAP_TEST("a rendezvous announcement must carry its size and its info") {
         ibmc_pkt_info_t in = {.type = IBMC_PKT_RNDV, .handler_id = 0, .am_hdr_sz = 48,
             .has_msg_sz = 1, .msg_sz = 48 + (4u << 20)

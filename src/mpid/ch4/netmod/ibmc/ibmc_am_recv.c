@@ -219,6 +219,7 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
 
     conn->rx_pkts++;
     conn->rx_bytes += len;
+    conn->upkeep_pkts += ibmc_pkt_is_upkeep(v.type);
     if (v.type == IBMC_PKT_AM || v.type == IBMC_PKT_AM_CONT) {
         MPIDI_IBMC_pvars.eager_pkts_recvd++;
         MPIDI_IBMC_pvars.eager_bytes_recvd += len;
@@ -315,7 +316,6 @@ int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const cha
                                        f.round > INT_MAX ? -1 : (int) f.round);
                 if (rc != IBMC_FINBAR_OK)
                     return MPIDI_IBMC_PROTO_ERROR(conn->rank, ibmc_finbar_strerror(rc));
-                conn->fin_pkts++;
                 break;
             }
 

@@ -90,6 +90,7 @@ static int post_sbuf(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int idx,
         MPIDI_IBMC_qp_fault_posted(st, conn->qp, 0);
     conn->tx_pkts++;
     conn->tx_bytes += len;
+    conn->upkeep_pkts += ibmc_pkt_is_upkeep(h->type);
     if (h->type == IBMC_PKT_AM || h->type == IBMC_PKT_AM_CONT) {
         MPIDI_IBMC_pvars.eager_pkts_sent++;
         MPIDI_IBMC_pvars.eager_bytes_sent += len;

@@ -67,7 +67,6 @@ int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
             mpi_errno = MPIDI_IBMC_send_ctrl(st, &st->conns[to], IBMC_PKT_FIN, 0, NULL, 0, &f,
                                              (MPI_Aint) sizeof(f), 0, 0, 0, NULL);
             MPIR_ERR_CHECK(mpi_errno);
-            st->conns[to].fin_pkts++;
             ibmc_finbar_sent(b);
             continue;
         }

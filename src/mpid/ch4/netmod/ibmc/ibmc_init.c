@@ -585,13 +585,14 @@ static int count_connections(const MPIDI_IBMC_state_t * st)
 
 /* The connections the job's own traffic used.  Peers ahead in MPI_Finalize
  * may already have connected to this process for their barrier; those
- * carried nothing but barrier messages, if anything yet. */
+ * carried only the handshake's last step and barrier messages, if
+ * anything yet. */
 static int count_job_connections(const MPIDI_IBMC_state_t * st)
 {
     int n = 0;
     for (int i = 0; st->conns && i < st->world_size; i++) {
         const MPIDI_IBMC_conn_t *c = &st->conns[i];
-        n += c->qp && c->tx_pkts + c->rx_pkts > c->fin_pkts;
+        n += c->qp && c->tx_pkts + c->rx_pkts > c->upkeep_pkts;
     }
     return n;
 }

@@ -98,6 +98,14 @@ int ibmc_pkt_parse(const void *pkt, size_t len, size_t rndv_info_sz, ibmc_pkt_vi
 
 const char *ibmc_pkt_strerror(int err);
 
+/* A packet that keeps a connection going (the handshake's last step,
+ * credits, MPI_Finalize's barrier) rather than carrying the job's
+ * messages. */
+static inline int ibmc_pkt_is_upkeep(int type)
+{
+    return type == IBMC_PKT_RTU || type == IBMC_PKT_CREDIT || type == IBMC_PKT_FIN;
+}
+
 /* ---- MPIDIG_SEND's header in 16 (or 24) bytes ---- */
 
 typedef struct {

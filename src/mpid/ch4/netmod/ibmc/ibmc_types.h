@@ -150,11 +150,11 @@ typedef struct MPIDI_IBMC_conn {
     /* statistics, printed with MPIR_CVAR_IBMC_STATS */
     uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
     uint64_t rndv_tx, rndv_rx, rndv_read_bytes, rndv_bounced;
-    /* MPI_Finalize's barrier messages both ways, among the packets above:
-     * a connection that carried nothing else is the barrier's, not the
-     * job's, even if a peer made it before this process reached
-     * MPI_Finalize */
-    uint32_t fin_pkts;
+    /* the packets above that only keep the connection going
+     * (ibmc_pkt_is_upkeep), both ways: a connection that carried nothing
+     * else is not the job's.  A peer ahead in MPI_Finalize's barrier may
+     * have made it before this process reached MPI_Finalize. */
+    uint64_t upkeep_pkts;
 } MPIDI_IBMC_conn_t;
 
 /* A registered send buffer; free ones form a list through next_free. */
