@@ -232,9 +232,15 @@ run_case() {
 }
 
 echo "fabric-suite: $(ibv_devices 2>/dev/null | awk 'NR>2{print $1}' | xargs) on $(uname -r)"
+# every case's wall time, checker included, in $IBMC_OUT/case-times.txt;
+# the slowest are printed at the end: they are what CI's time is made of
+: > "$IBMC_OUT/case-times.txt"
 for i in "${!names[@]}"; do
-    [ -z "${selected[i]}" ] || run_case "$i"
+    [ -n "${selected[i]}" ] || continue
+    t_case=$(date +%s)
+    run_case "$i"
+    echo "$(($(date +%s) - t_case)) ${names[i]}" >> "$IBMC_OUT/case-times.txt"
 done
-
+sort -rn "$IBMC_OUT/case-times.txt" | head -10 | awk '{printf "fabric-suite: slowest: %5d s  %s\n", $1, $2}'
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

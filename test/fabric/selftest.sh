@@ -102,7 +102,13 @@ expect "one log per job, none for a follow-on" [ "$(find "$L" -name '*.log' | wc
 expect "the header line comes first" hasre <(head -1 "$t/all") '^fabric-suite: .* on '
 
 run pass IBMC_CASES='^demo/(exchange|own|error-ok)'
-expect "IBMC_CASES: only the matching cases run" [ "$(names pass)" = "fabric-suite: ok: ok: ok: ok: 4" ]
+expect "IBMC_CASES: only the matching cases run" [ "$(grep -v '^fabric-suite: slowest: ' "$t/pass" | awk '{print $1}' | xargs)" = "fabric-suite: ok: ok: ok: ok: 4" ]
+timed() { # each case's time is in case-times.txt, and the slowest are printed
+    [ "$(awk '{print $2}' "$t/out-pass/case-times.txt" | xargs)" = \
+      "demo/exchange-2x2 demo/exchange-2x2/env demo/own demo/error-ok" ] &&
+        [ "$(grep -Ec '^fabric-suite: slowest: +[0-9]+ s  demo/' "$t/pass")" = 4 ]
+}
+expect "each case's time is recorded, and the slowest printed before the count" timed
 expect "IBMC_CASES: all passed" [ "$(tail -1 "$t/pass")" = "4 passed, 0 failed" ]
 expect "all passed: exit status 0" [ "$(cat "$t/pass.rc")" = 0 ]
 run one IBMC_CASES='/env$'
