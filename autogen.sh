@@ -43,8 +43,16 @@ else
 fi
 key=$( { echo "$source_id"; cd "$top"; sha256sum autogen.sh maint/mpich-source.sh $(patch_files) $(overlay_files); } | sha256sum | cut -c1-16)
 
+# The top-level ./configure (configure.ac), made again whenever it is older
+top_configure() {
+    [ "$top/configure" -nt "$top/configure.ac" ] && return 0
+    (cd "$top" && autoconf && rm -rf autom4te.cache) || ibmc_die "autoconf of $top/configure.ac failed"
+    echo "ibmc: made ./configure"
+}
+
 out=$top/mpich
 if [ -z "$force" ] && [ -f "$out/.ibmc-key" ] && [ "$(cat "$out/.ibmc-key")" = "$key" ]; then
+    top_configure
     echo "ibmc: mpich/ is up to date ($key)"
     exit 0
 fi
@@ -90,4 +98,5 @@ echo "$key" > "$stage/.ibmc-key"
 rm -rf "$out"
 mv "$stage" "$out"
 trap - EXIT
+top_configure
 echo "ibmc: mpich/ is ready ($key). Next: ./configure --prefix=DIR && make && make install"
