@@ -49,6 +49,10 @@
  * --group-asks, some root asked a stalled group by one multicast packet
  * (ibmc_mcast_asks_multicast, sent inline on the multicast QP), no more
  * often than it asked at all.
+ * Always: a process whose multicast QP has the device's self-loopback block
+ * (ibmc_mcast_loopback_blocked) received none of its own packets
+ * (ibmc_mcast_echoes).  The counters line says on how many processes the
+ * block was in force, which the fabric suite checks against the device.
  * Prints "bcast_mcast: all checks passed" on success. */
 
 #include <mpi.h>
@@ -173,7 +177,7 @@ int main(int argc, char **argv)
     if (evens != MPI_COMM_NULL)
         MPI_Comm_free(&evens);
 
-#define NV 26
+#define NV 27
     unsigned long long v[NV];
     const char *names[NV] = { "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_pkts_recvd",
         "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_fallbacks",
@@ -183,7 +187,7 @@ int main(int argc, char **argv)
         "ibmc_mcast_acks_foreign", "ibmc_mcast_post_calls", "ibmc_mcast_send_cqes",
         "ibmc_mcast_echoes", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
         "ibmc_mcast_tree_acks", "ibmc_mcast_duplicates", "ibmc_mcast_naks_asked",
-        "ibmc_mcast_ack_probes", "ibmc_mcast_asks_multicast"
+        "ibmc_mcast_ack_probes", "ibmc_mcast_asks_multicast", "ibmc_mcast_loopback_blocked"
     };
     for (int i = 0; i < NV; i++)
         v[i] = pvar(names[i]);
@@ -193,14 +197,19 @@ int main(int argc, char **argv)
                 rank, v[8]);
         fails++;
     }
+    if (v[26] && v[18]) {
+        fprintf(stderr, "bcast_mcast: FAIL: rank %d's multicast QP blocks its own packets, but "
+                "%llu came back to it\n", rank, v[18]);
+        fails++;
+    }
     v[5] -= f0;
     printf("bcast_mcast: rank %d bcasts %llu pkts_sent %llu pkts_recvd %llu naks %llu "
            "retransmits %llu fallbacks %llu dropped %llu faults %llu relays %llu coroot_acks "
            "%llu acks %llu written %llu read %llu post_calls %llu send_cqes %llu echoes %llu "
            "naks_spared %llu naks_premature %llu tree_acks %llu naks_asked %llu ack_probes %llu "
-           "asks_multicast %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[10],
-           v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19], v[20], v[21], v[23], v[24],
-           v[25]);
+           "asks_multicast %llu loopback_blocked %llu\n", rank, v[0], v[1], v[2], v[3], v[4], v[5],
+           v[6], v[7], v[10], v[11], v[12], v[13], v[14], v[16], v[17], v[18], v[19], v[20], v[21],
+           v[23], v[24], v[25], v[26]);
     fflush(stdout);
     unsigned long long tot[NV];
     MPI_Allreduce(v, tot, NV, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -306,11 +315,12 @@ int main(int argc, char **argv)
                    "%llu sends, %llu NAKs, %llu retransmissions, %llu injected losses, "
                    "%llu recoveries, %llu relayed to co-roots, %llu co-root ACKs, %llu ACKs "
                    "(%llu written, %llu read, %llu foreign), %llu ibv_post_send calls, %llu send "
-                   "completions, %llu echoes, %llu NAKs spared, %llu premature, %llu NAKs asked by a "
-                   "root's ACK request, %llu ACK requests (%llu to the group by multicast)\n",
+                   "completions, %llu echoes (loopback blocked on %llu of %d processes), %llu NAKs "
+                   "spared, %llu premature, %llu NAKs asked by a root's ACK request, %llu ACK "
+                   "requests (%llu to the group by multicast)\n",
                    expect, tot[0], tot[1], tot[3], tot[4], tot[7], tot[8], tot[10], tot[11],
-                   tot[12], tot[13], tot[14], tot[15], tot[16], tot[17], tot[18], tot[19], tot[20],
-                   tot[23], tot[24], tot[25]);
+                   tot[12], tot[13], tot[14], tot[15], tot[16], tot[17], tot[18], tot[26], size,
+                   tot[19], tot[20], tot[23], tot[24], tot[25]);
         else
             bad++;
     }

@@ -144,7 +144,12 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(echoes,
               "This process's own multicast packets that the device looped back to it, "
               "dropped: a device delivers a group's packets to every attached queue pair of "
-              "the host, the sender's included.");
+              "the host, the sender's included unless ibmc_mcast_loopback_blocked is 1.");
+    IBMC_PVAR_MCAST(loopback_blocked,
+              "1 if this process's multicast queue pair was created with the device's "
+              "self-loopback block (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB), so that its own "
+              "packets do not come back to it and ibmc_mcast_echoes stays 0; 0 if the device "
+              "refused the flag (Soft-RoCE does) or the channel is not set up yet.");
     IBMC_PVAR_MCAST(dropped,
               "Multicast packets dropped unread: another job's or communicator's, an earlier "
               "use of the group, malformed, not from the message's root, or beyond the "

@@ -56,12 +56,17 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
 }
 
 /* A UD queue pair on `scq` (sends) and `rcq` (receives), brought to RTS
- * with `qkey`. */
+ * with `qkey`.  With block_self, the device is first asked not to loop the
+ * QP's own multicast sends back to its receive queue
+ * (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: mlx4, mlx5); a device that refuses
+ * the flag (rdma_rxe refuses every creation flag) gets a QP without it, and
+ * *self_blocked says which.  The block is per QP: other processes' QPs on
+ * the same device still receive the packet. */
 static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq, uint32_t qkey,
-                        int sq_depth, int rq_depth, struct ibv_qp **qp, uint32_t * max_inline,
-                        ibmc_verbs_err_t * e)
+                        int sq_depth, int rq_depth, int block_self, struct ibv_qp **qp,
+                        uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e)
 {
-    struct ibv_qp_init_attr init;
+    struct ibv_qp_init_attr_ex init;
     memset(&init, 0, sizeof(init));
     init.send_cq = scq;
     init.recv_cq = rcq;
@@ -70,12 +75,19 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq
     init.cap.max_recv_wr = rq_depth;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    /* the multicast channel's questions to its group (a header) go inline */
-    init.cap.max_inline_data = IBMC_UD_MAX_INLINE;
-    *qp = ibv_create_qp(hca->pd, &init);
-    if (!*qp && errno == EINVAL) {
-        init.cap.max_inline_data = 0;
-        *qp = ibv_create_qp(hca->pd, &init);
+    init.pd = hca->pd;
+    *qp = NULL;
+    for (int block = block_self; block >= 0 && !*qp; block--) {
+        init.comp_mask = IBV_QP_INIT_ATTR_PD | (block ? IBV_QP_INIT_ATTR_CREATE_FLAGS : 0);
+        init.create_flags = block ? IBV_QP_CREATE_BLOCK_SELF_MCAST_LB : 0;
+        /* the multicast channel's questions to its group (a header) go inline */
+        init.cap.max_inline_data = IBMC_UD_MAX_INLINE;
+        *qp = ibv_create_qp_ex(hca->ctx, &init);
+        if (!*qp && errno == EINVAL) {
+            init.cap.max_inline_data = 0;
+            *qp = ibv_create_qp_ex(hca->ctx, &init);
+        }
+        *self_blocked = block;
     }
     if (!*qp)
         return fail(e, "ibv_create_qp(UD)", errno);
@@ -111,8 +123,9 @@ int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int r
                             ibmc_verbs_err_t * e)
 {
     uint32_t max_inline;
-    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, &hca->ud_qp,
-                        &max_inline, e);
+    int self_blocked;
+    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, 0, &hca->ud_qp,
+                        &max_inline, &self_blocked, e);
 }
 
 int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
@@ -126,9 +139,10 @@ int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
 
 int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
-                               uint32_t * max_inline, ibmc_verbs_err_t * e)
+                               uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, qp, max_inline, e);
+    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, 1, qp, max_inline,
+                        self_blocked, e);
 }
 
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

@@ -56,10 +56,12 @@ int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
 /* The multicast channel's UD QP (mcast/ibmc_mcast_qp.c): on its own completion
  * queues, one for sends and one for receives, with the Q_Key of its groups,
  * brought to RTS.  *max_inline: the bytes a send may carry inline (0 on a
- * device that cannot). */
+ * device that cannot).  *self_blocked: 1 if the device took
+ * IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, so the QP's own multicast sends are not
+ * looped back to it; 0 if it refused and they are. */
 int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq,
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
-                               uint32_t * max_inline, ibmc_verbs_err_t * e);
+                               uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e);
 
 /* An RC QP attached to the SRQ, in INIT. */
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

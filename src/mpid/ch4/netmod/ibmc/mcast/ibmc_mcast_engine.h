@@ -86,6 +86,8 @@ typedef struct {
     unsigned long long fallbacks;       /* broadcasts that ran a stock algorithm (netmod) */
     unsigned long long groups;  /* multicast groups this process is in now (netmod) */
     unsigned long long boards;  /* ACK boards it has registered (netmod) */
+    unsigned long long loopback_blocked;        /* 1: its multicast QP does not receive its
+                                                 * own sends (netmod) */
 } ibmc_mcast_stats_t;
 
 /* A packet a co-root kept (its relay ring's copy) and relays at its next

@@ -145,9 +145,11 @@ static void qp_init(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc)
     mc->scq = ibv_create_cq(st->hca.ctx, mc->sq_depth + 16, NULL, NULL, 0);
     if (!mc->scq)
         return qp_fail(mc, "ibv_create_cq(multicast sends)", errno);
+    int self_blocked;
     if (ibmc_verbs_create_mcast_qp(&st->hca, mc->scq, mc->cq, RDMA_UDP_QKEY, mc->sq_depth,
-                                   mc->n_rbufs, &mc->qp, &mc->max_inline, &e))
+                                   mc->n_rbufs, &mc->qp, &mc->max_inline, &self_blocked, &e))
         return qp_fail(mc, e.call, e.err);
+    MPIDI_IBMC_pvars.mcast.loopback_blocked = (unsigned long long) self_blocked;
     /* one more buffer past the receive ones: the routing probe is sent from it */
     size_t sz = mc->rbuf_sz * ((size_t) mc->n_rbufs + 1);
     mc->rbufs = MPL_aligned_alloc(4096, sz, MPL_MEM_BUFFER);
@@ -306,7 +308,8 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
      * process's own packet looped back (its QP number on its own GID: other
      * hosts reuse QP numbers).  A device loops a group's packets back to
      * every queue pair of the host attached to the group, the sender's own
-     * included, so a root receives what it sent: counted, dropped. */
+     * included unless it took the QP's self-loopback block (ibmc_verbs.c),
+     * so a root may receive what it sent: counted, dropped. */
     int echo = wc->status == IBV_WC_SUCCESS && wc->src_qp == mc->qp->qp_num &&
         (!pgid || !memcmp(pgid->raw, st->hca.gid.raw, 16));
     if (wc->status != IBV_WC_SUCCESS || echo) {
