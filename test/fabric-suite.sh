@@ -14,7 +14,7 @@
 #      IBMC_MPICH_TESTS  a built MPICH test/mpi tree (optional; the cases
 #                   that need it, NEEDS mpich, are left out without it)
 #      IBMC_MPICH_TESTLISTS  MAXNP:CLIQUES[:MINNP] configurations to run it in,
-#                   e.g. "4:2 8:4:3"; MINNP leaves out the test lines of fewer ranks
+#                   e.g. "4:2 8:4:5"; MINNP leaves out the test lines of fewer ranks
 #      IBMC_MPICH_DIRS  directories (default: all built), IBMC_MPICH_LEVEL ci|full
 #      IBMC_MPICH_ONLY=1  run only MPICH's test suite (area mpich)
 #      IBMC_MCAST_ONLY=1  run only the multicast broadcast and allgather checks
