@@ -697,6 +697,10 @@ static void node_main(int argc, char *argv[])
         if (opt.verbose || err != SIM_ERR_ABORT)
             fprintf(stderr, "node %d: error %d at t=%.6f s\n", me->id, err, simgrid_get_clock());
     }
+    /* a multicast send still on the wire when its sender's actor ends would
+     * fail in the switch that receives it (SimGrid's NetworkFailure) */
+    for (; me->sq_n > 0; me->sq_n--, me->sq_head = (me->sq_head + 1) % opt.sq)
+        sg_comm_wait(me->sq[me->sq_head]);
     me->relay_served = me->ch.relay.served;
     me->frags_delivered = me->ch.rx.frags_delivered;
     me->refused = me->ch.rx.count[IBMC_MCAST_RX_OUT_OF_WINDOW] +
