@@ -157,6 +157,30 @@ int main(void)
         TAP_EXPECT_EQ(asked, (1u << (W / 2)) | (1u << (W / 2 + W / 4)));
     }
 
+    TAP_TEST("back-to-back one-packet messages ask for ACKs once per quarter window of the stream, "
+             "not once a message; after another root's messages, at the first packet past half") {
+        setup(&f);
+        uint32_t asked = 0;
+        uint32_t pos = 0;
+        /* the window stays full: every member has ACKed up to pos - W + 1 */
+        for (int i = 0; i < 16; i++, pos++) {
+            if (pos >= W - 1)
+                ack_all(&f, pos - (W - 1));
+            ibmc_mcast_tx_begin(&f.tx, pos, f.tx.min_acked, f.data, P);
+            TAP_EXPECT(ibmc_mcast_tx_next(&f.tx, &pkt, &len));
+            if (hdr_of(pkt).flags & IBMC_MCAST_F_ACK_REQ)
+                asked |= 1u << hdr_of(pkt).seq;
+        }
+        /* outstanding reaches W / 2 at position 4; then every W / 4 */
+        TAP_EXPECT_EQ(asked, (1u << 4) | (1u << 6) | (1u << 8) | (1u << 10) | (1u << 12) |
+                      (1u << 14));
+        /* positions 16..19 were another root's: this root asks on its first */
+        ack_all(&f, 16);
+        ibmc_mcast_tx_begin(&f.tx, 20, 16, f.data, P);
+        TAP_EXPECT(ibmc_mcast_tx_next(&f.tx, &pkt, &len));
+        TAP_EXPECT(hdr_of(pkt).flags & IBMC_MCAST_F_ACK_REQ);
+    }
+
     TAP_TEST("a new root starts from the released position; stale ACKs are lifted, none trusted ahead") {
         setup(&f);
         ibmc_mcast_tx_begin(&f.tx, 0, 0, f.data, 2 * P);

@@ -90,8 +90,13 @@ void ibmc_mcast_tx_begin(ibmc_mcast_tx_t * tx, uint32_t first, uint32_t released
         recompute_min(tx, first);
         tx->acked_ahead = 0;
     }
+    /* ACKs are asked for every window/4 packets of the stream, not once a
+     * message: a root that streams small messages would otherwise ask on
+     * every one, and every member would answer every one.  Another root's
+     * messages came in between: its requests went to it, so ask afresh. */
+    if (first != tx->next)
+        tx->last_ack_req = first - tx->window;
     tx->next = first;
-    tx->last_ack_req = first - tx->window;
     tx->data = data;
     tx->len = len;
     tx->nfrags = (uint32_t) ibmc_mcast_nfrags(len, tx->payload_max);
