@@ -341,6 +341,37 @@ int main(void)
         TAP_EXPECT(!ibmc_mcast_rx_ack_due(&f.rx));
     }
 
+    TAP_TEST("entering a message that does not fit past what its root knows of this receiver "
+             "asks for an ACK; the receiver's own last ACK to that root counts, one to "
+             "another root does not") {
+        /* a root streaming with a full window: its packets carry released =
+         * position - W + 1, and this receiver ACKed at its turns (every 4) */
+        setup(&f, 4, 0);
+        uint32_t pos = 0;
+        for (; pos < 2 * W; pos++) {
+            ibmc_mcast_rx_post(&f.rx, f.buf, P, ROOT);
+            TAP_EXPECT(!ibmc_mcast_rx_ack_due(&f.rx));
+            n = make(&p, pos, 0, P);
+            p.h.released = pos >= W - 1 ? pos - (W - 1) : 0;
+            RX(&f, &p, n, ROOT);
+            if (ibmc_mcast_rx_ack_due(&f.rx))
+                ibmc_mcast_rx_ack_take(&f.rx);
+        }
+        TAP_EXPECT_EQ(f.rx.released, W);
+        /* another root takes the next message: it knows this receiver only
+         * through released, and W + W does not hold position 2 W */
+        ibmc_mcast_rx_post(&f.rx, f.buf, P, 5);
+        TAP_EXPECT(ibmc_mcast_rx_ack_due(&f.rx));
+        TAP_EXPECT_EQ(ibmc_mcast_rx_ack_take(&f.rx), 2 * W);
+        n = make(&p, pos, 0, P);
+        p.h.released = W + 1;
+        RX(&f, &p, n, 5);
+        /* ROOT again: this receiver's last ACK went to 5, not to it */
+        ibmc_mcast_rx_post(&f.rx, f.buf, P, ROOT);
+        TAP_EXPECT(ibmc_mcast_rx_ack_due(&f.rx));
+        TAP_EXPECT_EQ(ibmc_mcast_rx_ack_take(&f.rx), 2 * W + 1);
+    }
+
     TAP_TEST("released moves only on a verified root's packet, never past its own position") {
         setup(&f, 0, 0);
         ibmc_mcast_rx_post(&f.rx, f.buf, 3 * P, ROOT);

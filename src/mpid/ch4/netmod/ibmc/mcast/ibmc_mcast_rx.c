@@ -56,6 +56,7 @@ void ibmc_mcast_rx_init(ibmc_mcast_rx_t * rx, ibmc_mcast_id_t id, uint32_t paylo
     rx->slots = slots;
     rx->slot_mem = slot_mem;
     rx->ack_root = -1;
+    rx->acked_root = -1;
     memset(slots, 0, sizeof(*slots) * window);
 }
 
@@ -192,10 +193,19 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_post(ibmc_mcast_rx_t * rx, void *buf, uint
     rx->first = rx->next;
     rx->nfrags = (uint32_t) nfrags;
     rx->got = 0;
-    /* The root may start no further than `released` + window (ibmc_mcast_tx.h):
-     * if the message does not fit there, it cannot send the packet that
-     * would ask for ACKs, so say where this process is now. */
-    if (ibmc_mcast_seq_diff(rx->first + rx->nfrags, rx->released + rx->window) > 0)
+    /* The root may start no further than what it knows of every member +
+     * window (ibmc_mcast_tx.h): if the message does not fit past what it
+     * knows of this process, it may be unable to send the packet that would
+     * ask for ACKs, so say where this process is now.  A new root knows
+     * `released`, what the previous root knew of all; the root this process
+     * last acknowledged to knows that ACK too.  With `released` alone,
+     * every receiver of a root that streams with a full window (its packets
+     * carry released = next - window) would acknowledge every message, and
+     * the root would handle an ACK per member per message. */
+    uint32_t known = rx->released;
+    if (rx->acked_root == root && ibmc_mcast_seq_diff(rx->acked, known) > 0)
+        known = rx->acked;
+    if (ibmc_mcast_seq_diff(rx->first + rx->nfrags, known + rx->window) > 0)
         want_ack(rx, rx->first - 1);
 
     uint32_t span = rx->nfrags < rx->window ? rx->nfrags : rx->window;
@@ -246,6 +256,7 @@ uint32_t ibmc_mcast_rx_own(ibmc_mcast_rx_t * rx, uint64_t len, int self)
     /* a root does not acknowledge its own packets */
     rx->acked = rx->next;
     rx->ack_root = self;
+    rx->acked_root = self;
     return first;
 }
 
@@ -342,6 +353,7 @@ int ibmc_mcast_rx_ack_due(const ibmc_mcast_rx_t * rx)
 uint32_t ibmc_mcast_rx_ack_take(ibmc_mcast_rx_t * rx)
 {
     rx->acked = rx->next;
+    rx->acked_root = rx->ack_root;
     if (rx->ack_req && ibmc_mcast_seq_diff(rx->next, rx->ack_req_pos) > 0)
         rx->ack_req = 0;
     return rx->next;

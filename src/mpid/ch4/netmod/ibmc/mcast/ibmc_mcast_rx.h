@@ -112,6 +112,7 @@ typedef struct {
 
     /* acknowledgements */
     uint32_t acked;             /* the last `next` acknowledged */
+    int acked_root;             /* the ack_root it went to (-1: none yet) */
     int ack_req;                /* an ACK was asked for, due once next passes ack_req_pos */
     uint32_t ack_req_pos;
     int ack_root;               /* where the next ACK goes: the root of the
