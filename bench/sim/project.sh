@@ -4,8 +4,9 @@
 # Only what validate.sh reproduced is projected: small-message latency (1 B
 # and 1 KiB, inside the validated 1..1836 B), plus the counts that do not
 # depend on the CPU-cost assumption's accuracy (the root's messages per
-# broadcast, NAKs, recoveries).  Throughput and skew failed validation and
-# are not projected.  Every figure this prints is SIMULATED.
+# broadcast, NAKs, recoveries).  The small-message rate is project-rate.sh's;
+# skew failed validation and is not projected.  Every figure this prints is
+# SIMULATED.
 #
 #   ./project.sh [OUTDIR]          writes OUTDIR/projection.md and .tsv
 #   REPORT_ONLY=1 ./project.sh ... the same from OUTDIR's finished run, no runs
