@@ -17,8 +17,11 @@ run() { # TOPOLOGY [ARGS]
         { echo "FAIL: ibmc_sim --topology $t $*" >&2; return 1; }
 }
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-star=$(run star) || exit 1
-tree=$(run fattree) || exit 1
+# without co-roots: their ACKs reach a member at other moments on the two
+# topologies, and one handled just before the packet delays the member's
+# completion by its CPU cost, which is not routing
+star=$(run star --subgroup 128) || exit 1
+tree=$(run fattree --subgroup 128) || exit 1
 [ "$(field "$tree" topology)" = fattree ] || { echo "FAIL: not a fat tree: $tree"; exit 1; }
 ls=$(field "$star" mean_lat_us) lt=$(field "$tree" mean_lat_us)
 if ! awk -v s="$ls" -v t="$lt" -v l=$LAT 'BEGIN { d = t - s - 2 * l * 1e6; exit !(d > -0.002 && d < 0.002) }'; then

@@ -280,6 +280,21 @@ int main(void)
     for (size_t i = 0; i < sizeof(data); i++)
         data[i] = (unsigned char) (i * 7 + 1);
 
+    TAP_TEST("the default subgroup is half the ACK interval, at least 1; none without ACKs; "
+             "never more than the communicator") {
+        ibmc_mcast_params_t pa = {.window = 64,.ack_every = 16,.subgroup = 0 };
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 1024), 8);
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 8), 8);
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 5), 5);
+        pa.ack_every = 1;
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 64), 1);
+        pa.ack_every = 0;
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 64), 64);
+        pa.ack_every = 16;
+        pa.subgroup = 3;
+        TAP_EXPECT_EQ(ibmc_mcast_subgroup_size(&pa, 64), 3);
+    }
+
     TAP_TEST("a root posts a whole message that fits its window, then flushes once") {
         member_init(&root, 0);
         ibmc_mcast_bcast_start(&root.ch, data, sizeof(data), 0);

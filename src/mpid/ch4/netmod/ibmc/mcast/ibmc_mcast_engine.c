@@ -55,20 +55,22 @@ void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * 
     eng->faults = faults;
 }
 
-/* A subgroup of 0 is 2*M.  Seed 000 §7.2's cost of the root per packet,
- * T_um*log2(n/s) for binomial relays plus T_pack*s/M for the ACKs of its
- * s - 1 leaves and its co-roots, each once every M packets (§4.4's delayed
- * ACKs), is least at s = M*T_um/(T_pack*ln 2), 2*M with the published
- * InfiniBand parameters (bench/model.py coroots).  With the binary relay
- * tree (ibmc_mcast_coroot.h) the relay term is a constant 2*T_um, and 2*M
- * keeps every head at about 2 ACKs per packet while relays add one RC copy
- * per packet per 2*M members.  No M (ACKs only when asked) leaves no ACK
- * load to share: no co-roots. */
+/* A subgroup of 0 is M/2 (at least 1).  A root streaming broadcasts hears
+ * from each of its s - 1 leaves about twice every M packets (its turn,
+ * §4.4's delayed ACKs, and the answer to the root's request every window/4
+ * packets) and from its 2 child co-roots: s = M/2 keeps that near one
+ * message per packet it posts.  Simulated (bench/sim/project-rate.sh,
+ * doc/benchmarks.md), the rate is bound by that load: from 64 to 1,024
+ * nodes, subgroups of 8 gave 2.1-2.3 million 1 B broadcasts/s and
+ * subgroups of 32 (seed 000 §7.2's model, whose relay term this tree of
+ * co-roots without relays does not pay) 1.0 million, with the same latency
+ * and loss recovery.  No M (ACKs only when asked) leaves no ACK load to
+ * share: no co-roots. */
 int ibmc_mcast_subgroup_size(const ibmc_mcast_params_t * params, int size)
 {
     int s = params->subgroup, m = (int) params->ack_every;
     if (s == 0)
-        s = m ? 2 * m : size;
+        s = m ? (m >= 2 ? m / 2 : 1) : size;
     return s < size ? s : size;
 }
 
