@@ -35,14 +35,10 @@ SMPI_BYTES_MAX=${SMPI_BYTES_MAX:-1073741824}
 RING_MAX=${RING_MAX:-64}
 # the HDR-class figures of project.sh (README, "Projection"), and a node's
 # memory copy (README, "Allgather: projection")
-BW=${BW:-25e9}
-CPU_US=${CPU_US:-0.2}
-ONEWAY_US=${ONEWAY_US:-1.0}
+hdr_fabric
 COPY_BW=${COPY_BW:-10e9}
 COPY_US=${COPY_US:-0.05}
 EAGER=${EAGER:-16384}
-LINK_S=$(awk -v l="$ONEWAY_US" -v c="$CPU_US" 'BEGIN { printf "%.6g", (l - 2 * c) / 2 * 1e-6 }')
-CPU_S=$(awk -v c="$CPU_US" 'BEGIN { printf "%.6g", c * 1e-6 }')
 PER_BYTE=$(awk -v b="$COPY_BW" 'BEGIN { printf "%.6g", 1 / b }')
 
 make -j1 ibmc_sim noderd_sim smpi_allgather >/dev/null || { echo "FAIL: build" >&2; exit 1; }

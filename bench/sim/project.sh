@@ -39,26 +39,14 @@ LR_MAX=${LR_MAX:-256}
 LOSS_N=${LOSS_N:-1024}
 LOSS_ITERS=${LOSS_ITERS:-200}
 LOSSES=${LOSSES:-"0 0.0001 0.001 0.01"}
-# HDR-class figures (README, "Projection"): 200 Gb/s per port; one-way MPI
-# latency across one switch ONEWAY_US; CPU_US per message sent or handled,
-# the same for both simulators.  Link latency: ONEWAY = os + 2 link + or.
-BW=${BW:-25e9}
-CPU_US=${CPU_US:-0.2}
-ONEWAY_US=${ONEWAY_US:-1.0}
-LINK_S=$(awk -v l="$ONEWAY_US" -v c="$CPU_US" 'BEGIN { printf "%.6g", (l - 2 * c) / 2 * 1e-6 }')
-CPU_S=$(awk -v c="$CPU_US" 'BEGIN { printf "%.6g", c * 1e-6 }')
+hdr_fabric
 MTU=4096
 
 make -j1 ibmc_sim smpi_bcast >/dev/null || { echo "FAIL: build" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/ibmc_project.XXXXXX) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-SMPI_CFG="--cfg=network/model:CM02 --cfg=network/crosstraffic:0
- --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1e9 --cfg=smpi/wtime:0
- --cfg=smpi/async-small-thresh:65536 --cfg=smpi/send-is-detached-thresh:65536
- --cfg=smpi/os:0:$CPU_S:0 --cfg=smpi/or:0:$CPU_S:0 --cfg=smpi/ois:0:$CPU_S:0
- --log=root.thresh:error --log=smpi_config.thresh:error --log=smpi_coll.thresh:error
- --log=xbt_cfg.thresh:error"
+SMPI_CFG=$(smpi_bcast_cfg "$CPU_S")
 platform() { # N: writes $TMP/p$N.xml and $TMP/h$N once
     [ -f "$TMP/p$1.xml" ] && return 0
     ./ibmc_sim --nodes "$1" --bw "$BW" --lat "$LINK_S" --platform-out "$TMP/p$1.xml" --platform-only ||

@@ -7,6 +7,31 @@ field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # sim_ok LINE WHAT: 0 when LINE says result=ok, else 1 with a FAIL on stderr
 sim_ok() { case "$1" in *result=ok*) return 0 ;; *) echo "FAIL: $2: $1" >&2; return 1 ;; esac; }
 
+# hdr_fabric: the HDR-class figures of the projections (README,
+# "Projection"), each overridable from the environment: BW B/s per port and
+# direction, one-way MPI latency ONEWAY_US across one switch, CPU_US per
+# message sent or handled (the same for both simulators); and from them
+# LINK_S, the link latency (ONEWAY = os + 2 link + or), and CPU_S
+hdr_fabric() {
+    BW=${BW:-25e9}
+    CPU_US=${CPU_US:-0.2}
+    ONEWAY_US=${ONEWAY_US:-1.0}
+    LINK_S=$(awk -v l="$ONEWAY_US" -v c="$CPU_US" 'BEGIN { printf "%.6g", (l - 2 * c) / 2 * 1e-6 }')
+    CPU_S=$(awk -v c="$CPU_US" 'BEGIN { printf "%.6g", c * 1e-6 }')
+}
+
+# smpi_bcast_cfg CPU_S: SMPI's options for the MPI_Bcast baselines on
+# ibmc_sim's platform (validate.sh, "Parameters"): the simulators' network
+# model, eager messages up to 64 KiB, CPU_S per message sent or received
+smpi_bcast_cfg() {
+    echo "--cfg=network/model:CM02 --cfg=network/crosstraffic:0
+ --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1e9 --cfg=smpi/wtime:0
+ --cfg=smpi/async-small-thresh:65536 --cfg=smpi/send-is-detached-thresh:65536
+ --cfg=smpi/os:0:$1:0 --cfg=smpi/or:0:$1:0 --cfg=smpi/ois:0:$1:0
+ --log=root.thresh:error --log=smpi_config.thresh:error --log=smpi_coll.thresh:error
+ --log=xbt_cfg.thresh:error"
+}
+
 # smpi_copy_cfg CPU_S PER_BYTE EAGER: SMPI's options for a point-to-point
 # baseline on ibmc_sim's platform with the network model of the simulators
 # (CM02, no correction factors, no cross traffic): an eager message (below
