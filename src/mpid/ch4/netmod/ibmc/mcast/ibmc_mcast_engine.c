@@ -771,11 +771,18 @@ static int seen_losses(const ibmc_mcast_chan_t * c)
     return c->tx.retransmits > 0 || c->nak_timeout < c->eng->params.nak_timeout_us * 1e-6;
 }
 
-/* The first questions of a stall to more than one member go to the whole
- * group, each one multicast packet (IBMC_MCAST_ASK, answered in ask_in),
- * where an RC question each would cost the root one send per member
- * behind, and at 1 % loss in a large subgroup most of its work
- * (doc/benchmarks.md).
+/* The first questions of a stall go to the whole group, each one multicast
+ * packet (IBMC_MCAST_ASK, answered in ask_in):
+ *   - An RC question each would cost the root one send per member behind,
+ *     and at 1 % loss in a large subgroup most of its work
+ *     (doc/benchmarks.md).
+ *   - Even for one member behind: a member NAKs at once what a question
+ *     says was sent and it lacks, and an RC question can overtake the
+ *     multicast packets it is about (RC and UD are not ordered; rxe hands
+ *     RC to the peer in the sender's context while multicast waits in the
+ *     IP stack's softirq), so the NAK asks for packets on their way and
+ *     they arrive twice.  The multicast question leaves by the same queue
+ *     pair and group as those packets, behind them.
  *   - On a channel that has seen losses (seen_losses), the first asks
  *     only for losses: the stall is nearly always a member that lost a
  *     message whole, or its tail, and waits to be told (waits_for_root); the
@@ -806,9 +813,9 @@ static int ask_group(ibmc_mcast_chan_t * c, int want_acks, int *asked)
 /* The root's ACKs have not moved for a while, its window full or its last
  * packets unacknowledged after the broadcast returned: ask the members
  * that hold them to acknowledge now, and say where this root has sent to.
- * The first question of a stall to several members, or the first two on a
- * channel that has seen losses, are one multicast packet each (ask_group);
- * later ones, or one to a single member, go over RC.
+ * The first question of a stall, or the first two on a channel that has
+ * seen losses, are one multicast packet each (ask_group); later ones go
+ * over RC.
  *   - The ACK requests inside multicast packets may have been lost.
  *   - A member may have lost every packet of a message.  It cannot tell
  *     that from a root that has not sent yet, so it does not NAK on its own
@@ -863,7 +870,7 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
     }
     int n = ibmc_mcast_tx_laggards(&c->tx, c->laggards, c->size);
     int asked = 0, lossy = seen_losses(c);
-    if (n > 1 && c->probe.asked < 1 + lossy)
+    if (c->probe.asked < 1 + lossy)
         CALL(ask_group(c, !lossy || c->probe.asked == 1, &asked));
     c->probe.since = t;
     c->probe.after = dmin(2 * c->probe.after, nak_max(c));
