@@ -2,8 +2,9 @@
 # bench/bcast-counts.sh: what one MPI_Bcast costs in counted work, root and
 # receivers apart, for ibmc_mcast and MPICH's binomial tree: multicast
 # packets and the ibv_post_send calls and completions behind them, echoes,
-# ACKs, NAKs (sent, spared by the last poll, premature), retransmissions,
-# the ACK requests of a root whose last packets stayed unacknowledged,
+# ACKs, NAKs (sent, those a root's question revealed, spared by the last
+# poll, premature), retransmissions, the questions (ACK requests) of a root
+# whose last packets stayed unacknowledged and how many went by multicast,
 # duplicates, and the point-to-point packets a broadcast took.  Counts, not
 # times, so the VM's scheduling does not blur them (doc/benchmarks.md).
 #
@@ -77,11 +78,11 @@ raw=$IBMC_BENCH_RAW
 cd /tmp || exit 1
 cols=(ibmc_mcast_pkts_sent ibmc_mcast_post_calls ibmc_mcast_send_cqes ibmc_mcast_pkts_recvd
       ibmc_mcast_echoes ibmc_mcast_acks_sent ibmc_mcast_acks_written ibmc_mcast_naks_sent
-      ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_naks_deferred
-      ibmc_mcast_retransmits ibmc_mcast_ack_probes
+      ibmc_mcast_naks_asked ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_naks_deferred
+      ibmc_mcast_retransmits ibmc_mcast_ack_probes ibmc_mcast_asks_multicast
       ibmc_mcast_duplicates ibmc_eager_pkts_sent ibmc_eager_pkts_recvd ibmc_rdma_reads)
-heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_spared
-       naks_premature naks_deferred retransmits ack_probes duplicates pt2pt_sent pt2pt_recvd rdma_reads)
+heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_asked naks_spared
+       naks_premature naks_deferred retransmits ack_probes asks_multicast duplicates pt2pt_sent pt2pt_recvd rdma_reads)
 run() { # out iters np nodes alg size [wrapper...]
     local out=$1 iters=$2 np=$3 nodes=$4 alg=$5 size=$6; shift 6
     env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \

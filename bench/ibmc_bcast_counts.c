@@ -45,8 +45,9 @@ static const char *counters[] = {
     "ibmc_mcast_bcasts", "ibmc_mcast_pkts_sent", "ibmc_mcast_post_calls",
     "ibmc_mcast_send_cqes", "ibmc_mcast_pkts_recvd", "ibmc_mcast_echoes",
     "ibmc_mcast_acks_sent", "ibmc_mcast_acks_written", "ibmc_mcast_naks_sent",
-    "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature", "ibmc_mcast_naks_deferred",
-    "ibmc_mcast_retransmits", "ibmc_mcast_ack_probes",
+    "ibmc_mcast_naks_asked", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
+    "ibmc_mcast_naks_deferred", "ibmc_mcast_retransmits", "ibmc_mcast_ack_probes",
+    "ibmc_mcast_asks_multicast",
     "ibmc_mcast_duplicates", "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_ctrl_pkts_sent", "ibmc_rdma_reads"
 };
