@@ -685,6 +685,42 @@ int main(void)
         free(r);
     }
 
+    TAP_TEST("a NAK for packets every member has acknowledged since (they were on their way "
+             "when the question came) doubles the wait before the root's next question, once "
+             "per question, and is answered with nothing") {
+        member_t *r = malloc(sizeof(*r));
+        member_init(r, 0);
+        int release;
+        double wait = params.nak_timeout_us * 1e-6;
+        root_sends_at(r, 1.0, data, 2 * P);
+        r->w.t = ibmc_mcast_chan_deadline(&r->ch) + 1e-9;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_progress(&r->ch, &release), 0);
+        TAP_EXPECT(r->w.nctl == 1 && r->stats.ack_probes == 1);
+        /* member 1 had both packets coming: its ACK is read before the NAK
+         * the question drew from it */
+        ibmc_mcast_rc_t ack = {.kind = IBMC_MCAST_RC_ACK,.context_id = 7,.epoch = 1,.a = 2,
+            .root = -1
+        };
+        ibmc_mcast_rc_t nak = {.kind = IBMC_MCAST_RC_NAK,.context_id = 7,.epoch = 1,.a = 0,.b = 2,
+            .root = 0,.flags = IBMC_MCAST_RC_F_GAP
+        };
+        r->w.nrc = 0;
+        TAP_EXPECT_EQ(ibmc_mcast_rc_in(&r->ch, 1, &ack, NULL, 0), 0);
+        TAP_EXPECT_EQ(ibmc_mcast_rc_in(&r->ch, 1, &nak, NULL, 0), 0);
+        TAP_EXPECT_EQ(rc_kind(r, IBMC_MCAST_RC_DATA), 0);
+        TAP_EXPECT_EQ(r->ch.tx.stale_naks, 2);
+        TAP_EXPECT(fabs(r->ch.nak_timeout - 2 * wait) < 1e-12);
+        /* a second stale NAK for the same question teaches nothing more */
+        TAP_EXPECT_EQ(ibmc_mcast_rc_in(&r->ch, 1, &nak, NULL, 0), 0);
+        TAP_EXPECT(fabs(r->ch.nak_timeout - 2 * wait) < 1e-12);
+        /* the next message's question comes after the doubled wait */
+        root_sends_at(r, 2.0, data, P);
+        double due = ibmc_mcast_chan_deadline(&r->ch);
+        TAP_EXPECT(due > 2.0 + 1.99 * wait && due < 2.0 + 2.01 * wait);
+        ibmc_mcast_chan_free(&r->ch);
+        free(r);
+    }
+
     TAP_TEST("a root that has seen losses asks a stalled group by multicast, first for losses "
              "only, saying where it sent to, then for ACKs too; unanswered, the next question "
              "goes over RC, to its co-roots before the leaves of its own subgroup; each after "

@@ -175,7 +175,10 @@ cvars:
         yet, or may have been descheduled in the middle of the message): the
         root waits the same timeout for the ACKs of its last packets, then
         asks its group by one multicast packet, saying where it sent to, and
-        the members NAK what they lack at once.  Only real losses, which
+        the members NAK what they lack at once.  A root that receives a NAK
+        for packets every member has acknowledged since (the question came
+        while they were on their way) doubles the timeout, once per
+        question.  Only real losses, which
         bring the timeout below this value, or a co-root that gets every
         packet relayed (MPIR_CVAR_IBMC_MCAST_COROOT_RELAY), NAK on the
         timer.  From 1 to 10000000.

@@ -544,6 +544,7 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
         return 0;
     }
     uint32_t count = h->b < c->tx.window ? h->b : c->tx.window;
+    uint64_t stale = c->tx.stale_naks;
     for (uint32_t i = 0; i < count; i++) {
         const void *pkt;
         size_t len;
@@ -567,6 +568,19 @@ static int nak_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h)
             continue;
         }
         CALL(send_again(c, from, h->root, pkt, len));
+    }
+    if (c->tx.stale_naks != stale && !c->probe.learned) {
+        /* A NAK for packets every member has acknowledged since: the member
+         * asked while they were on their way, and its ACK for them overtook
+         * the NAK here.  Such a NAK answers a question (or a timer) that came
+         * too soon for this fabric and its scheduling (on an oversubscribed
+         * node, members are descheduled for longer than the timeout), so the
+         * channel's timeout, which also times this root's questions
+         * (probe_laggards), doubles, as a receiver's does for a
+         * retransmission it already had.  Once per question: one early
+         * question draws a NAK from each member it reached. */
+        c->probe.learned = 1;
+        c->nak_timeout = dmin(2 * c->nak_timeout, nak_max(c));
     }
     return 0;
 }
@@ -874,6 +888,7 @@ static int probe_laggards(ibmc_mcast_chan_t * c)
         CALL(ask_group(c, !lossy || c->probe.asked == 1, &asked));
     c->probe.since = t;
     c->probe.after = dmin(2 * c->probe.after, nak_max(c));
+    c->probe.learned = 0;
     if (asked)
         return 0;
     /* every one of them: a dead member must be asked even when live ones

@@ -241,6 +241,8 @@ struct ibmc_mcast_chan {
         double since, after;    /* the ACKs have not moved since; ask after this long */
         uint32_t at_min, at_next;       /* min_acked and next when they last moved */
         int asked;              /* questions to the group since they last moved */
+        int learned;            /* a stale NAK has doubled nak_timeout since the last
+                                 * question (nak_in) */
         uint32_t idle;          /* looks since the clock was last read */
     } probe;
 };
