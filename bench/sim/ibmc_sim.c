@@ -518,11 +518,70 @@ static void delayed_main(int argc, char *argv[])
     free(dl);
 }
 
+/* One packet's copies leaving a switch, sent by an actor of their own that
+ * waits for them and ends.  Detached comms would need no actor, but SimGrid
+ * 3.32 keeps every detached comm in one list of maestro's and walks all of
+ * it whenever one ends (CommImpl::finish), so a rate run's host time grew
+ * with the square of the copies in flight in the whole fabric.  A comm also
+ * stays in its sender's list until its sender waits for it, and that list
+ * is walked whenever a comm the sender waits for ends; so the switch, which
+ * waits for every packet, must not be the sender.  A fan-out actor's list
+ * holds one packet's copies.  The copies, and so the simulated times, are
+ * those of detached sends. */
+typedef struct {
+    msg_t *m;
+    int n;
+    sg_mailbox_t to[];
+} fanout_t;
+
+static void fanout_main(int argc, char *argv[])
+{
+    (void) argc;
+    (void) argv;
+    fanout_t *f = sg_actor_self_get_data();
+    sg_comm_t one, *comms = f->n > 1 ? malloc((size_t) f->n * sizeof(*comms)) : &one;
+    if (!comms) {
+        fprintf(stderr, "ibmc_sim: out of memory\n");
+        exit(2);
+    }
+    for (int i = 0; i < f->n; i++)
+        comms[i] = sg_mailbox_put_async(f->to[i], f->m, (long) f->m->len);
+    for (int i = 0; i < f->n; i++)
+        sg_comm_wait(comms[i]);
+    if (comms != &one)
+        free(comms);
+    free(f);
+}
+
+static fanout_t *fanout_new(msg_t * m, int cap)
+{
+    fanout_t *f = malloc(sizeof(*f) + (size_t) cap * sizeof(sg_mailbox_t));
+    if (!f) {
+        fprintf(stderr, "ibmc_sim: out of memory\n");
+        exit(2);
+    }
+    f->m = m;
+    f->n = 0;
+    return f;
+}
+
+static void fanout_start(fanout_t * f)
+{
+    if (f->n == 0) {
+        free(f);
+        return;
+    }
+    sg_actor_t a = sg_actor_init("fanout", sg_host_self());
+    sg_actor_set_data(a, f);
+    sg_actor_start(a, fanout_main, 0, NULL);
+}
+
 /* A switch's last hop: a copy of m to each member first..last-1 below it
  * but m's source, each lost with probability opt.loss, sent twice with
  * opt.dup, held back with opt.reorder.  keep and twice have room for
  * last - first members.  The caller keeps its own reference to m. */
-static void to_members(msg_t * m, int first, int last, unsigned char *keep, unsigned char *twice)
+static void to_members(fanout_t * f, msg_t * m, int first, int last, unsigned char *keep,
+                       unsigned char *twice)
 {
     int copies = 0;
     for (int d = first; d < last; d++) {
@@ -540,7 +599,7 @@ static void to_members(msg_t * m, int first, int last, unsigned char *keep, unsi
         if (!keep[i])
             continue;
         if (twice[i])
-            sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+            f->to[f->n++] = g.mb[d];
         if (opt.reorder > 0 && rng_unit() < opt.reorder) {
             /* delayed in the fabric: packets sent after it may pass it */
             delayed_t *dl = malloc(sizeof(*dl));
@@ -553,7 +612,7 @@ static void to_members(msg_t * m, int first, int last, unsigned char *keep, unsi
             g.sw_reordered++;
             continue;
         }
-        sg_comm_detach(sg_mailbox_put_init(g.mb[d], m, (long) m->len), msg_unref);
+        f->to[f->n++] = g.mb[d];
     }
 }
 
@@ -566,7 +625,9 @@ static void switch_main(int argc, char *argv[])
     unsigned char *keep = malloc((size_t) opt.nodes), *twice = malloc((size_t) opt.nodes);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
-        to_members(m, 0, opt.nodes, keep, twice);
+        fanout_t *f = fanout_new(m, 2 * opt.nodes);
+        to_members(f, m, 0, opt.nodes, keep, twice);
+        fanout_start(f);
         msg_unref(m);
     }
 }
@@ -584,11 +645,13 @@ static void leaf_main(int argc, char *argv[])
     unsigned char *keep = malloc((size_t) opt.leaf), *twice = malloc((size_t) opt.leaf);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.lsw[l]);
+        fanout_t *f = fanout_new(m, 2 * (last - first) + 1);
         if (m->src >= first && m->src < last && g.leaves > 1) {
             m->refs++;
-            sg_comm_detach(sg_mailbox_put_init(g.sw, m, (long) m->len), msg_unref);
+            f->to[f->n++] = g.sw;
         }
-        to_members(m, first, last, keep, twice);
+        to_members(f, m, first, last, keep, twice);
+        fanout_start(f);
         msg_unref(m);
     }
 }
@@ -603,12 +666,14 @@ static void core_main(int argc, char *argv[])
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
         int from = m->src / opt.leaf;
+        fanout_t *f = fanout_new(m, g.leaves);
         for (int l = 0; l < g.leaves; l++) {
             if (l == from)
                 continue;
             m->refs++;
-            sg_comm_detach(sg_mailbox_put_init(g.lsw[l], m, (long) m->len), msg_unref);
+            f->to[f->n++] = g.lsw[l];
         }
+        fanout_start(f);
         msg_unref(m);
     }
 }
