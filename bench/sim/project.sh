@@ -21,22 +21,23 @@
 # Environment (defaults): NODES="2 4 8 64 256 1024 4096 8192", SIZES="1 1024",
 # ITERS=20, SMPI_MAX=1024 (largest N run under SMPI: 8192 ranks took 671 s
 # for 20 broadcasts on the 2-core machine), LR_MAX=256 (the same for
-# scatter_LR_allgather), LOSS_N=1024, LOSS_ITERS=200,
-# CPU_US=0.2, ONEWAY_US=1.0, BW=25e9, QUICK=1 (NODES="2 4 8 64 256 1024",
-# ITERS=10, LOSS_ITERS=100).
+# scatter_LR_allgather), LOSS_N="64 1024 8192" (node counts of the loss
+# sweep), LOSS_ITERS=200, CPU_US=0.2, ONEWAY_US=1.0, BW=25e9, QUICK=1
+# (NODES="2 4 8 64 256 1024", ITERS=10, LOSS_N="64 1024", LOSS_ITERS=100).
 set -u
 # shellcheck source=sim-lib.sh
 . "$(dirname "$0")/sim-lib.sh"
 projection_dirs "$@" || exit 1
 if [ "${QUICK:-0}" = 1 ]; then
     NODES=${NODES:-"2 4 8 64 256 1024"} ITERS=${ITERS:-10} LOSS_ITERS=${LOSS_ITERS:-100}
+    LOSS_N=${LOSS_N:-"64 1024"}
 fi
 NODES=${NODES:-"2 4 8 64 256 1024 4096 8192"}
 SIZES=${SIZES:-"1 1024"}
 ITERS=${ITERS:-20}
 SMPI_MAX=${SMPI_MAX:-1024}
 LR_MAX=${LR_MAX:-256}
-LOSS_N=${LOSS_N:-1024}
+LOSS_N=${LOSS_N:-"64 1024 8192"}
 LOSS_ITERS=${LOSS_ITERS:-200}
 LOSSES=${LOSSES:-"0 0.0001 0.001 0.01"}
 hdr_fabric
@@ -98,15 +99,18 @@ for n in $NODES; do
     done
     echo "project: $n nodes done ($(($(date +%s) - t0)) s)" >&2
 done
-for p in $LOSSES; do
-  for nt in 200 20; do
-    l=$(sim "$LOSS_N" --size 1 --iters "$LOSS_ITERS" --loss "$p" --nak-timeout-us $nt)
-    sim_ok "$l" "ibmc_sim loss $p" || { fail=1; continue; }
-    printf 'loss\t%s\t1\tloss=%s nak_timeout_us=%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$LOSS_N" "$p" $nt \
-        "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
-        "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" "$(field "$l" recoveries)" \
-        "$(field "$l" recovery_mean_us)" "$(field "$l" recovery_worst_us)" "$(field "$l" wall_s)" >>"$tsv"
+for ln in $LOSS_N; do
+  for p in $LOSSES; do
+    for nt in 200 20; do
+      l=$(sim "$ln" --size 1 --iters "$LOSS_ITERS" --loss "$p" --nak-timeout-us $nt)
+      sim_ok "$l" "ibmc_sim loss $p at $ln" || { fail=1; continue; }
+      printf 'loss\t%s\t1\tloss=%s nak_timeout_us=%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ln" "$p" $nt \
+          "$(field "$l" mean_lat_us)" "$(field "$l" root_in_per_bcast)" \
+          "$(field "$l" root_out_per_bcast)" "$(field "$l" naks_sent)" "$(field "$l" recoveries)" \
+          "$(field "$l" recovery_mean_us)" "$(field "$l" recovery_worst_us)" "$(field "$l" wall_s)" >>"$tsv"
+    done
   done
+  echo "project: loss sweep at $ln nodes done ($(($(date +%s) - t0)) s)" >&2
 done
 echo "project: loss sweep done ($(($(date +%s) - t0)) s)" >&2
 echo "$(date -u '+%Y-%m-%d %H:%M UTC') $(($(date +%s) - t0))" >"$OUT/run.txt"
@@ -139,16 +143,16 @@ md=$OUT/projection.md
               for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (L[j] < L[i]) { t = L[i]; L[i] = L[j]; L[j] = t }
               for (i = 1; i <= n; i++) printf "| %d | %s | %s | %s | %s |\n", L[i], ci[L[i]], co[L[i]], ni[L[i]], no[L[i]] }' "$tsv"
     echo
-    echo "Loss at $LOSS_N nodes, 1 B x $LOSS_ITERS (each copy to each receiver lost independently;"
+    echo "Loss at $(echo "$LOSS_N" | sed 's/ /, /g') nodes, 1 B x $LOSS_ITERS (each copy to each receiver lost independently;"
     echo "recovery: from a receiver's first NAK to its message complete; the NAK timeout starts at"
     echo "MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT, 200 us by default or 20 us, and learns from answered NAKs):"
     echo
-    echo "| loss | first NAK timeout us | mean latency us | NAKs | recoveries | mean recovery us | worst recovery us | wall s |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| nodes | loss | first NAK timeout us | mean latency us | root in / bcast | NAKs | recoveries | mean recovery us | worst recovery us | wall s |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     awk -F'\t' '$1 == "loss" { split($4, f, " "); sub("loss=", "", f[1]); sub("nak_timeout_us=", "", f[2])
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], $5, $8, $9, $10, $11, $12 }' "$tsv"
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $2, f[1], f[2], $5, $6, $8, $9, $10, $11, $12 }' "$tsv"
     echo
-    echo "Wall-clock per run (s): ibmc_sim $(awk -F'\t' '$1 == "lat" && $4 ~ /^ibmc/ && $12 > m { m = $12 } END { print m }' "$tsv") at most; SMPI $(awk -F'\t' '$1 == "lat" && $4 ~ /^smpi/ && $12 > m { m = $12 } END { print m }' "$tsv") at most."
+    echo "Wall-clock per run (s): ibmc_sim $(awk -F'\t' '($1 == "lat" && $4 ~ /^ibmc/ || $1 == "loss") && $12 > m { m = $12 } END { print m }' "$tsv") at most; SMPI $(awk -F'\t' '$1 == "lat" && $4 ~ /^smpi/ && $12 > m { m = $12 } END { print m }' "$tsv") at most."
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
