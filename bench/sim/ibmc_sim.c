@@ -539,7 +539,7 @@ static void fanout_main(int argc, char *argv[])
     (void) argc;
     (void) argv;
     fanout_t *f = sg_actor_self_get_data();
-    sg_comm_t one, *comms = f->n > 1 ? malloc((size_t) f->n * sizeof(*comms)) : &one;
+    sg_comm_t *comms = malloc((size_t) f->n * sizeof(*comms));
     if (!comms) {
         fprintf(stderr, "ibmc_sim: out of memory\n");
         exit(2);
@@ -548,8 +548,7 @@ static void fanout_main(int argc, char *argv[])
         comms[i] = sg_mailbox_put_async(f->to[i], f->m, (long) f->m->len);
     for (int i = 0; i < f->n; i++)
         sg_comm_wait(comms[i]);
-    if (comms != &one)
-        free(comms);
+    free(comms);
     free(f);
 }
 

@@ -112,7 +112,6 @@ for ln in $LOSS_N; do
   done
   echo "project: loss sweep at $ln nodes done ($(($(date +%s) - t0)) s)" >&2
 done
-echo "project: loss sweep done ($(($(date +%s) - t0)) s)" >&2
 echo "$(date -u '+%Y-%m-%d %H:%M UTC') $(($(date +%s) - t0))" >"$OUT/run.txt"
 fi
 read -r run_day run_time run_tz run_s <"$OUT/run.txt" || { echo "FAIL: no run in $OUT" >&2; exit 1; }
