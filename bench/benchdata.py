@@ -9,7 +9,8 @@
 #                       post OP SIZE MIN_US AVG_US MAX_US
 #                       copy SIZE MIN_US AVG_US MAX_US
 #                       mtu BYTES
-#   */conditions.txt    "# " lines: date, kernel, CPUs, devices, mtu, vm
+#   */conditions.txt    "# " lines: date, kernel, CPUs, devices, mtu, vm;
+#                       "# command: ..." and "# commit: ..." (maint/bench-all)
 # A key that appears more than once is a repetition; every consumer works
 # on the median of the repetitions. Lines that do not parse are ignored
 # (a truncated run must not stop the report), but counted.
@@ -198,13 +199,15 @@ _MTU_RE = re.compile(r"\bmtu\s+(\d+)", re.IGNORECASE)
 _VM_RE = re.compile(r"\bvm\s+(yes|no)\b", re.IGNORECASE)
 _CMD_RE = re.compile(r"^command:\s*(.+)$", re.IGNORECASE)
 _SKEW_RE = re.compile(r"\bskew\s+(\d+)", re.IGNORECASE)
+_COMMIT_RE = re.compile(r"^commit:\s*(\S+)", re.IGNORECASE)
 
 
 def read_conditions(path):
     """The "# " lines of a conditions.txt and what can be read from them:
     date, cpu, device, mtu, vm, skew (the most a receiver is delayed in the
-    skew test, µs), commands ("# command: ..." lines); absent fields are
-    left out."""
+    skew test, µs), commands ("# command: ..." lines), commit (the
+    "# commit: ..." line maint/bench-all adds: the checkout's HEAD when
+    the part ran); absent fields are left out."""
     cond = {"lines": []}
     if not path or not os.path.isfile(path):
         return cond
@@ -243,6 +246,9 @@ def _parse_condition(text, cond):
     m = _CMD_RE.match(text)
     if m:
         cond.setdefault("commands", []).append(m.group(1).strip())
+    m = _COMMIT_RE.match(text)
+    if m and "commit" not in cond:
+        cond["commit"] = m.group(1)
 
 
 def merge_conditions(primary, *fallbacks):

@@ -29,7 +29,7 @@
 #                 completes at min(T_rc, T_sr), any other node at T_sr; the
 #                 latency is the maximum over nodes (seed 000 §7.1).
 #   validate compares ibmc_mcast with T_sr: at the validated sizes (4 and 8
-#   nodes) the channel's default subgroup (32) gives no co-roots.
+#   nodes) the channel's default subgroup (8) gives no co-roots.
 #   Layout RANKS:NODES with ppn = RANKS/NODES > 1: the measured broadcast
 #   also has an intra-node stage (CH4 shared memory), T_shm*ceil(log2 ppn),
 #   modelled only when a T_shm parameter exists.
@@ -38,7 +38,8 @@
 #   over s (the subgroup size; n/s co-roots).  With each member ACKing once
 #   every M packets (seed 000 §4.4) the ACK term is T_pack*s/M, and the
 #   minimum moves to s = M*T_um/(T_pack*ln 2): 2*M with the published
-#   parameters, the channel's default MPIR_CVAR_IBMC_MCAST_SUBGROUP.
+#   parameters. The channel's default MPIR_CVAR_IBMC_MCAST_SUBGROUP, M/2,
+#   comes from the simulated rate instead (doc/design.md, "The stream").
 #
 # Allgather (seed 001 §4; the plan of src/.../ibmc_noderd.h): N nodes, p
 # processes per node, m bytes per rank, P the largest power of two <= N.

@@ -106,8 +106,8 @@ def fmt(vals, reps):
 
 def best(vals, lower_is_better):
     """The best repetition: the VM's runs fall into a fast and a slow mode
-    (doc/benchmarks.md), and the best of N compares fast mode with fast mode
-    where a median may compare a fast with a slow one."""
+    (bench/README.md, "Caveats"), and the best of N compares fast mode
+    with fast mode where a median may compare a fast with a slow one."""
     if not vals:
         return None
     return min(vals) if lower_is_better else max(vals)
