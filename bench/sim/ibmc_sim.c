@@ -697,7 +697,7 @@ static void node_main(int argc, char *argv[])
         goto out;
     }
     ibmc_mcast_chan_open(&me->ch, 0x5eedfacecafe0001ULL, 7, NULL);
-    me->ch.state = IBMC_MCAST_CHAN_READY;
+    ibmc_mcast_chan_set_ready(&me->ch);
 
     for (int k = 0; k < opt.iters && !err; k++) {
         int root = opt.rotate ? k % opt.nodes : 0;

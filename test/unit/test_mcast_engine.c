@@ -36,7 +36,14 @@
  *     the root's last packets may still be on their way, and no member
  *     NAKs them;
  *   - with params.clock_every, idle turns read the clock only that often,
- *     and the NAK timer and the root's question still act. */
+ *     and the NAK timer and the root's question still act;
+ *   - the channel's state is the engine's: a NEW channel (initialised, or
+ *     zeroed) takes nothing; set_probing, set_ready and fail move it as
+ *     ibmc_mcast_engine.h says and refuse every other move: a PROBING
+ *     channel takes only the probe and its acknowledgements, a failed one
+ *     stays failed, a READY or RETIRING one is never failed or set back;
+ *     and the accessors the I/O side reads (the probe done, the posted
+ *     root, the window, the NAK timeout) say what the channel holds. */
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,25 +194,27 @@ typedef struct {
     ibmc_mcast_chan_t ch;
 } member_t;
 
-static void member_init(member_t * m, int rank)
-{
-    memset(m, 0, sizeof(*m));
-    m->w.room = 64;
-    ibmc_mcast_engine_init(&m->eng, &ops, &m->w, &params, &m->stats, NULL);
-    ibmc_mcast_chan_init(&m->ch, &m->eng, 2, rank, 7, P);
-    ibmc_mcast_chan_open(&m->ch, 0x1234, 1, NULL);
-    m->ch.state = IBMC_MCAST_CHAN_READY;
-}
-
-/* A member of a channel of n with subgroups of 2: co-roots above 2. */
-static void member_init_n(member_t * m, int n, int rank)
+/* A member of a channel of n with subgroups of 2 (co-roots above 2),
+ * opened and still NEW: its state is the caller's to ask for. */
+static void member_open_n(member_t * m, int n, int rank)
 {
     memset(m, 0, sizeof(*m));
     m->w.room = 64;
     ibmc_mcast_engine_init(&m->eng, &ops, &m->w, &params, &m->stats, NULL);
     ibmc_mcast_chan_init(&m->ch, &m->eng, n, rank, 7, P);
     ibmc_mcast_chan_open(&m->ch, 0x1234, 1, NULL);
-    m->ch.state = IBMC_MCAST_CHAN_READY;
+}
+
+/* ... and in use, with no probe (the fake network needs none). */
+static void member_init_n(member_t * m, int n, int rank)
+{
+    member_open_n(m, n, rank);
+    ibmc_mcast_chan_set_ready(&m->ch);
+}
+
+static void member_init(member_t * m, int rank)
+{
+    member_init_n(m, 2, rank);
 }
 
 static int rc_kind(const member_t * m, int kind)
@@ -1088,11 +1097,17 @@ int main(void)
         TAP_EXPECT_EQ(h->w.nrc, 0);
         TAP_EXPECT_EQ(h->stats.dropped, dropped + 4);
         ack.root = 0;
-        /* and a child's aggregate to a channel not yet set up */
-        h->ch.state = IBMC_MCAST_CHAN_PROBING;
-        ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
-        h->ch.state = IBMC_MCAST_CHAN_READY;
-        TAP_EXPECT_EQ(h->stats.dropped, dropped + 5);
+        /* and a child's aggregate to the same co-root while its channel is
+         * not yet set up (being probed) */
+        member_t *pr = malloc(sizeof(*pr));
+        member_open_n(pr, N, HEAD);
+        ibmc_mcast_chan_set_probing(&pr->ch);
+        ibmc_mcast_rc_in(&pr->ch, CHILD, &ack, NULL, 0);
+        TAP_EXPECT_EQ(pr->stats.dropped, 1);
+        TAP_EXPECT_EQ(pr->w.nrc, 0);
+        ibmc_mcast_chan_free(&pr->ch);
+        free(pr);
+        TAP_EXPECT_EQ(h->stats.dropped, dropped + 4);
         TAP_EXPECT_EQ(h->w.nrc, 0);
         /* the child's aggregate for root 0 completes the subtree: it goes up */
         ibmc_mcast_rc_in(&h->ch, CHILD, &ack, NULL, 0);
@@ -1120,7 +1135,7 @@ int main(void)
         ibmc_mcast_engine_init(&r->eng, &ops, &r->w, &params, &r->stats, NULL);
         ibmc_mcast_chan_init(&r->ch, &r->eng, 2, 0, 7, P);
         ibmc_mcast_chan_open(&r->ch, 0x1234, 1, board);
-        r->ch.state = IBMC_MCAST_CHAN_READY;
+        ibmc_mcast_chan_set_ready(&r->ch);
         root_sends_at(r, 0.0, data, 3 * P);
         /* the packets are still on their way when the late word is read */
         ibmc_mcast_bcast_start(&m->ch, out, 3 * P, 0);
@@ -1194,6 +1209,160 @@ int main(void)
         ibmc_mcast_chan_free(&r->ch);
         ibmc_mcast_chan_free(&m->ch);
         free(r);
+        free(m);
+    }
+
+    TAP_TEST("a new channel, initialised or zeroed, takes nothing and is not ready, failed or "
+             "probing; it may still be set up") {
+        ibmc_mcast_chan_t z;
+        memset(&z, 0, sizeof(z));
+        TAP_EXPECT_EQ(z.state, IBMC_MCAST_CHAN_NEW);
+        TAP_EXPECT(!ibmc_mcast_chan_is_ready(&z) && !ibmc_mcast_chan_accepts(&z) &&
+                   !ibmc_mcast_chan_is_failed(&z) && !ibmc_mcast_chan_is_probing(&z) &&
+                   !ibmc_mcast_chan_is_retiring(&z));
+        ibmc_mcast_chan_set_probing(&z);
+        TAP_EXPECT(ibmc_mcast_chan_is_probing(&z) && ibmc_mcast_chan_accepts(&z) &&
+                   !ibmc_mcast_chan_is_ready(&z));
+        memset(&z, 0, sizeof(z));
+        ibmc_mcast_chan_fail(&z);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&z) && !ibmc_mcast_chan_accepts(&z));
+        memset(&z, 0, sizeof(z));
+        ibmc_mcast_chan_set_ready(&z);
+        TAP_EXPECT(ibmc_mcast_chan_is_ready(&z) && ibmc_mcast_chan_accepts(&z));
+
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
+        member_init(r, 0);
+        member_open_n(m, 2, 1);
+        TAP_EXPECT_EQ(m->ch.state, IBMC_MCAST_CHAN_NEW);
+        TAP_EXPECT(!ibmc_mcast_chan_accepts(&m->ch));
+        root_sends_at(r, 0.0, data, P);
+        ibmc_mcast_mcast_in(&m->ch, r->w.mcast[0].pkt, r->w.mcast[0].len, 0);
+        TAP_EXPECT_EQ(m->stats.dropped, 1);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_HELD], 0);
+        TAP_EXPECT_EQ(m->w.nrc, 0);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        free(r);
+        free(m);
+    }
+
+    TAP_TEST("a probing channel takes the probe and its acknowledgement, once, and no data; "
+             "set ready, it takes the data") {
+        member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m)), *src = malloc(sizeof(*src));
+        member_open_n(r, 2, 0);
+        member_open_n(m, 2, 1);
+        member_init(src, 0);    /* the packets rank 0 will send once the channel is ready */
+        ibmc_mcast_chan_set_probing(&r->ch);
+        ibmc_mcast_chan_set_probing(&m->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_probing(&r->ch) && ibmc_mcast_chan_is_probing(&m->ch));
+        TAP_EXPECT(ibmc_mcast_chan_accepts(&m->ch) && !ibmc_mcast_chan_is_ready(&m->ch));
+        TAP_EXPECT(!ibmc_mcast_chan_probe_done(&r->ch) && !ibmc_mcast_chan_probe_done(&m->ch));
+        /* the probe reaches rank 1: acknowledged to rank 0, once */
+        TAP_EXPECT_EQ(ibmc_mcast_probe_in(&m->ch), 0);
+        TAP_EXPECT_EQ(ibmc_mcast_probe_in(&m->ch), 0);
+        TAP_EXPECT(m->w.nrc == 1 && m->w.rc[0].h.kind == IBMC_MCAST_RC_PROBE_ACK &&
+                   m->w.rc[0].to == 0);
+        TAP_EXPECT(ibmc_mcast_chan_probe_done(&m->ch));
+        /* rank 0 counts it, once */
+        TAP_EXPECT_EQ(ibmc_mcast_rc_in(&r->ch, 1, &m->w.rc[0].h, NULL, 0), 0);
+        TAP_EXPECT(ibmc_mcast_chan_probe_done(&r->ch));
+        TAP_EXPECT_EQ(ibmc_mcast_rc_in(&r->ch, 1, &m->w.rc[0].h, NULL, 0), 0);
+        TAP_EXPECT_EQ(r->ch.probe_acks, 1);
+        TAP_EXPECT_EQ(r->stats.dropped, 1);
+        /* data while probing: dropped, not held */
+        root_sends_at(src, 0.0, data, P);
+        ibmc_mcast_mcast_in(&m->ch, src->w.mcast[0].pkt, src->w.mcast[0].len, 0);
+        TAP_EXPECT_EQ(m->stats.dropped, 1);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_HELD], 0);
+        /* ready: probing ends, and the packet is delivered */
+        ibmc_mcast_chan_set_ready(&r->ch);
+        ibmc_mcast_chan_set_ready(&m->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_ready(&r->ch) && ibmc_mcast_chan_is_ready(&m->ch));
+        TAP_EXPECT(!ibmc_mcast_chan_is_probing(&m->ch) && ibmc_mcast_chan_accepts(&m->ch));
+        ibmc_mcast_bcast_start(&m->ch, out, P, 0);
+        ibmc_mcast_mcast_in(&m->ch, src->w.mcast[0].pkt, src->w.mcast[0].len, 0);
+        TAP_EXPECT(test_until_done(&m->ch));
+        ibmc_mcast_bcast_finish(&m->ch);
+        TAP_EXPECT(!memcmp(out, data, P));
+        /* a ready channel is not set back to probing, nor failed */
+        ibmc_mcast_chan_set_probing(&m->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_ready(&m->ch));
+        ibmc_mcast_chan_fail(&m->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_ready(&m->ch) && !ibmc_mcast_chan_is_failed(&m->ch));
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&m->ch);
+        ibmc_mcast_chan_free(&src->ch);
+        free(r);
+        free(m);
+        free(src);
+    }
+
+    TAP_TEST("a failed channel stays failed: set_probing and set_ready leave it, and it takes "
+             "neither packets nor the probe's acknowledgements") {
+        member_t *r = malloc(sizeof(*r)), *src = malloc(sizeof(*src));
+        member_open_n(r, 2, 0);
+        member_init(src, 1);
+        /* from NEW */
+        ibmc_mcast_chan_fail(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch));
+        ibmc_mcast_chan_set_probing(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch));
+        ibmc_mcast_chan_set_ready(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch));
+        ibmc_mcast_chan_fail(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch));
+        TAP_EXPECT(!ibmc_mcast_chan_accepts(&r->ch) && !ibmc_mcast_chan_is_ready(&r->ch));
+        ibmc_mcast_chan_free(&r->ch);
+        /* from PROBING, as the setup's third round fails it */
+        member_open_n(r, 2, 0);
+        ibmc_mcast_chan_set_probing(&r->ch);
+        ibmc_mcast_chan_fail(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch) && !ibmc_mcast_chan_is_probing(&r->ch));
+        ibmc_mcast_chan_set_ready(&r->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_failed(&r->ch));
+        ibmc_mcast_rc_t pa = {.kind = IBMC_MCAST_RC_PROBE_ACK,.context_id = 7,.epoch = 1,.root = -1 };
+        ibmc_mcast_rc_in(&r->ch, 1, &pa, NULL, 0);
+        TAP_EXPECT_EQ(r->ch.probe_acks, 0);
+        TAP_EXPECT(!ibmc_mcast_chan_probe_done(&r->ch));
+        root_sends_at(src, 0.0, data, P);
+        ibmc_mcast_mcast_in(&r->ch, src->w.mcast[0].pkt, src->w.mcast[0].len, 1);
+        TAP_EXPECT_EQ(r->stats.dropped, 2);
+        TAP_EXPECT_EQ(r->ch.rx.count[IBMC_MCAST_RX_HELD], 0);
+        ibmc_mcast_chan_free(&r->ch);
+        ibmc_mcast_chan_free(&src->ch);
+        free(r);
+        free(src);
+    }
+
+    TAP_TEST("a retiring channel stays retiring: fail, set_ready and set_probing leave it, and "
+             "it still takes messages") {
+        member_t *m = malloc(sizeof(*m));
+        member_init(m, 1);
+        int release;
+        TAP_EXPECT_EQ(ibmc_mcast_chan_retire(&m->ch, &release), 0);
+        TAP_EXPECT(ibmc_mcast_chan_is_retiring(&m->ch) && ibmc_mcast_chan_accepts(&m->ch) &&
+                   !ibmc_mcast_chan_is_ready(&m->ch));
+        ibmc_mcast_chan_fail(&m->ch);
+        ibmc_mcast_chan_set_ready(&m->ch);
+        ibmc_mcast_chan_set_probing(&m->ch);
+        TAP_EXPECT(ibmc_mcast_chan_is_retiring(&m->ch));
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
+    }
+
+    TAP_TEST("the accessors: the posted root, the window and the NAK timeout") {
+        member_t *m = malloc(sizeof(*m));
+        member_init(m, 1);
+        TAP_EXPECT_EQ(ibmc_mcast_chan_posted_root(&m->ch), -1);
+        TAP_EXPECT_EQ(ibmc_mcast_chan_window(&m->ch), params.window);
+        TAP_EXPECT(fabs(ibmc_mcast_chan_nak_timeout(&m->ch) - params.nak_timeout_us * 1e-6) <
+                   1e-12);
+        ibmc_mcast_bcast_start(&m->ch, out, P, 0);
+        TAP_EXPECT_EQ(ibmc_mcast_chan_posted_root(&m->ch), 0);
+        learned(m, 0.5);
+        TAP_EXPECT(fabs(ibmc_mcast_chan_nak_timeout(&m->ch) - 0.5 * params.nak_timeout_us * 1e-6)
+                   < 1e-12);
+        ibmc_mcast_chan_free(&m->ch);
         free(m);
     }
 

@@ -453,7 +453,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
             return 0;
         }
         ibmc_mcast_chan_open(&me->ch, job_key, epoch, c->boards ? me->board_words : NULL);
-        me->ch.state = IBMC_MCAST_CHAN_READY;
+        ibmc_mcast_chan_set_ready(&me->ch);
     }
 
     const uint64_t budget = 2000000;

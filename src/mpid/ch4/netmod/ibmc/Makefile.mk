@@ -27,10 +27,24 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_coll.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_ipoib.h \
-                      src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h
+                      src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_util.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_buffers.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_wr.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_device.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_mem.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_ud.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_conn.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_sendq.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_rndv.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_am_recv.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_finalize.h
 
 mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_globals.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_util.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_buffers.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_init.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_finalize.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_finbar.c \
@@ -47,6 +61,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/func_table.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_qp_fault.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_frag.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_pkt.c \
+                      src/mpid/ch4/netmod/ibmc/ibmc_sendq.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_send.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_am_recv.c \
                       src/mpid/ch4/netmod/ibmc/ibmc_rndv.c \
@@ -81,7 +96,9 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_board.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_pool.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_faults.c \
-                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_qp.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_device.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_recv.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_finalize.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_io.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_group.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_setup.c \

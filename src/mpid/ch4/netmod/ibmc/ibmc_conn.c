@@ -8,7 +8,11 @@
 
 #include <mpidimpl.h>
 #include "ibmc_types.h"
+#include "ibmc_buffers.h"
+#include "ibmc_util.h"
 #include "ibmc_cm_msg.h"
+#include "ibmc_conn.h"
+#include "ibmc_ud.h"
 
 /* A REQ or REP for `conn`.  Its RC QP's number and first PSN go with it;
  * a REQ carries this side's nonce, a REP echoes the peer's. */
@@ -72,10 +76,11 @@ int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     }
     if (act & IBMC_CM_ACT_SEND_RTU)
         conn->need_rtu = 1;
-    if (act & IBMC_CM_ACT_FLUSH) {
-        mpi_errno = MPIDI_IBMC_send_drain(st, conn);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    /* what waited for the handshake goes out when progress next walks the
+     * busy list, at the end of this poll: the connection manager sits below
+     * the send queue and does not call it */
+    if (act & IBMC_CM_ACT_FLUSH)
+        MPIDI_IBMC_conn_mark_busy(st, conn);
     if (act & IBMC_CM_ACT_FAIL) {
         /* fatal: the messages queued for the peer can never be delivered */
         mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
@@ -109,47 +114,6 @@ int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const ibmc_cm_msg_t * msg, 
         conn->peer_nonce = msg->nonce;
     *mpi_errno = MPIDI_IBMC_conn_event(st, conn, ev, msg->rc_qpn);
     return IBMC_CM_MSG_OK;
-}
-
-/* Walk the busy list: fire due handshake timers and push out queued sends.
- * Connections with nothing left to do leave the list. */
-int MPIDI_IBMC_conn_service_busy(MPIDI_IBMC_state_t * st)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIDI_IBMC_conn_t *list = st->busy_head;
-    double now = 0;
-
-    st->busy_head = NULL;
-    while (list) {
-        MPIDI_IBMC_conn_t *conn = list;
-        list = list->next_busy;
-        conn->on_busy_list = 0;
-        conn->next_busy = NULL;
-
-        if (ibmc_cm_has_timer(&conn->cm)) {
-            if (now == 0)
-                now = MPIDI_IBMC_now();
-            if (now >= conn->cm.retry_at) {
-                mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_TIMER, 0);
-                if (mpi_errno)
-                    break;
-            }
-        } else if (conn->cm.state == IBMC_CM_CONNECTED) {
-            mpi_errno = MPIDI_IBMC_send_drain(st, conn);
-            if (mpi_errno)
-                break;
-        }
-        if (MPIDI_IBMC_conn_has_work(conn))
-            MPIDI_IBMC_conn_mark_busy(st, conn);
-    }
-    /* on error, keep the rest for the next call */
-    while (list) {
-        MPIDI_IBMC_conn_t *conn = list;
-        list = list->next_busy;
-        conn->on_busy_list = 0;
-        MPIDI_IBMC_conn_mark_busy(st, conn);
-    }
-    return mpi_errno;
 }
 
 void MPIDI_IBMC_conn_destroy_all(MPIDI_IBMC_state_t * st)

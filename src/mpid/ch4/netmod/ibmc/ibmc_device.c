@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "ibmc_types.h"
 #include "ibmc_devsel.h"
+#include "ibmc_device.h"
 
 /* Is the device attached close to the cores this process is bound to?
  * Virtual devices (Soft-RoCE) have no PCI parent and count as not near. */

@@ -13,6 +13,8 @@
 #include <math.h>
 #include <mpidimpl.h>
 #include "ibmc_types.h"
+#include "ibmc_finalize.h"
+#include "ibmc_sendq.h"
 
 /* The first peer with sends or READs not yet completed, or -1. */
 static int peer_pending(MPIDI_IBMC_state_t * st)
@@ -65,7 +67,7 @@ int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st)
         if (ibmc_finbar_due(b, &to, &round)) {
             ibmc_fin_t f = {.round = (uint32_t) round };
             mpi_errno = MPIDI_IBMC_send_ctrl(st, &st->conns[to], IBMC_PKT_FIN, 0, NULL, 0, &f,
-                                             (MPI_Aint) sizeof(f), 0, 0, 0, NULL);
+                                             (MPI_Aint) sizeof(f), 0, 0, 0, NULL, NULL);
             MPIR_ERR_CHECK(mpi_errno);
             ibmc_finbar_sent(b);
             continue;

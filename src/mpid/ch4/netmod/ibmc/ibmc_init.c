@@ -6,12 +6,21 @@
 #include <mpidimpl.h>
 #include <sched.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <arpa/inet.h>
 #include "ibmc_types.h"
+#include "ibmc_buffers.h"
+#include "ibmc_util.h"
 #include "mcast/ibmc_mcast.h"
 #include "ibmc_nodeseg.h"
 #include "mpidu_bc.h"
+#include "ibmc_am_recv.h"
+#include "ibmc_conn.h"
+#include "ibmc_device.h"
+#include "ibmc_finalize.h"
+#include "ibmc_mem.h"
+#include "ibmc_qp_fault.h"
+#include "ibmc_rndv.h"
+#include "ibmc_ud.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -464,16 +473,6 @@ int MPIDI_IBMC_init_local(int *tag_bits)
     goto fn_exit;
 }
 
-uint64_t MPIDI_IBMC_random_u64(void)
-{
-    uint64_t r;
-    if (getrandom(&r, sizeof(r), 0) == (ssize_t) sizeof(r))
-        return r;
-    /* getrandom fails only before the kernel's pool is initialised, long
-     * before an MPI job runs; stay usable rather than fail */
-    return (uint64_t) (MPIDI_IBMC_now() * 1e9) ^ ((uint64_t) getpid() << 32) ^ (uintptr_t) & r;
-}
-
 static uint64_t card_hash(const ibmc_card_t * c)
 {
     /* FNV-1a over a card with a random nonce: the key tells jobs apart, and
@@ -570,8 +569,8 @@ int MPIDI_IBMC_init_world(void)
 int MPIDI_IBMC_post_init(void)
 {
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
-    if (st && unlikely(st->qp_fault_at))
-        return MPIDI_IBMC_qp_fault_forge(st);
+    if (st && unlikely(st->qp_fault_at) && st->qp_fault_kind == IBMC_QP_FAULT_FORGE_CM)
+        return MPIDI_IBMC_ud_forge_test(st);
     return MPI_SUCCESS;
 }
 

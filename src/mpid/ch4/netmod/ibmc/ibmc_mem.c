@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include "ibmc_types.h"
 #include "ibmc_heapwatch.h"
+#include "ibmc_mem.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===

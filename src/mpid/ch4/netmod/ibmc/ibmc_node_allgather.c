@@ -38,6 +38,7 @@
 #include <mpidimpl.h>
 #include <signal.h>
 #include "ibmc_types.h"
+#include "ibmc_util.h"
 #include "ibmc_nodeseg.h"
 #include "ibmc_coll.h"
 
@@ -71,7 +72,7 @@ cvars:
         node, up to 8, writes a part of them from its own registration of
         the segment, instead of the node's leader writing all of it (seed
         001's design).  0: the leader always writes alone.  The default
-        comes from the Soft-RoCE measurements in doc/benchmarks.md, where
+        comes from Soft-RoCE measurements (doc/design.md, commit 6541eb4), where
         shared rounds of 8 KiB and more took 0.39-0.64 of the leader's time
         and smaller ones lost or drew; on an HCA that copies by DMA, measure
         with bench/experiments/node-rd-shared.sh.  All processes must
@@ -93,8 +94,8 @@ cvars:
         segment (concurrent broadcasting, seed 003 section 4.3.3).  That
         sends each node's data once, where recursive doubling sends it
         log2(nodes) times, at the price of nodes-1 broadcasts received one
-        after the other.  0, the default, never does; doc/benchmarks.md
-        has the measurements behind that default.  When the channel cannot
+        after the other.  0, the default, never does; doc/design.md
+        gives the measurements behind that default.  When the channel cannot
         serve the communicator, the calls go back to recursive doubling.
         All processes must agree.
 
@@ -186,7 +187,7 @@ static int probe_partner(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s,
         };
         struct ibv_send_wr wr, *bad;
         memset(&wr, 0, sizeof(wr));
-        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_NODESEG, t);
+        wr.wr_id = MPIDI_IBMC_wr_id_ctx(&t->wr, IBMC_WR_NODESEG);
         wr.sg_list = &sge;
         wr.num_sge = 1;
         wr.opcode = IBV_WR_RDMA_READ;
@@ -216,7 +217,7 @@ static int wait_for(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, volatile 
     int mpi_errno = MPI_SUCCESS;
     double check_at = 0;
     for (unsigned spins = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) < seq; spins++) {
-        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        mpi_errno = MPIDI_IBMC_wait_turn_unlocked();
         MPIR_ERR_CHECK(mpi_errno);
         if (spins % 256)
             continue;
@@ -284,7 +285,7 @@ static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, 
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     while (conn->sq_inflight + n > st->sq_depth) {
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        mpi_errno = MPIDI_IBMC_wait_turn_unlocked();
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -307,7 +308,7 @@ static int post_round(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s, int r, 
             MPIDI_IBMC_pvars.node_rd_flag_writes++;
         }
         sge[i].lkey = s->mr->lkey;
-        wr[i].wr_id = IBMC_WR_ID_PTR(IBMC_WR_NODESEG, t);
+        wr[i].wr_id = MPIDI_IBMC_wr_id_ctx(&t->wr, IBMC_WR_NODESEG);
         wr[i].sg_list = &sge[i];
         wr[i].num_sge = 1;
         wr[i].opcode = IBV_WR_RDMA_WRITE;
@@ -337,7 +338,7 @@ static int writes_done(MPIDI_IBMC_nodeseg_t * s)
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
         if (!left)
             break;
-        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        mpi_errno = MPIDI_IBMC_wait_turn_unlocked();
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:

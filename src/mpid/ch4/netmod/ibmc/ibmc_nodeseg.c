@@ -24,7 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ibmc_types.h"
+#include "ibmc_util.h"
 #include "ibmc_nodeseg.h"
+#include "ibmc_qp_fault.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -291,7 +293,7 @@ static int wait_connected(MPIDI_IBMC_state_t * st, int world)
         if (failed)
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**ibmc_connect",
                                  "**ibmc_connect %d %d", world, MPIR_CVAR_IBMC_CONNECT_TIMEOUT);
-        mpi_errno = MPIDI_IBMC_nodeseg_progress();
+        mpi_errno = MPIDI_IBMC_wait_turn_unlocked();
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:
@@ -575,10 +577,15 @@ void MPIDI_IBMC_nodeseg_free(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_t * s)
     MPL_free(s);
 }
 
-void MPIDI_IBMC_nodeseg_write_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_target_t * t)
+int MPIDI_IBMC_nodeseg_completion(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
+    MPIDI_IBMC_nodeseg_target_t *t = MPIDI_IBMC_WR_OWNER(wc->wr_id, MPIDI_IBMC_nodeseg_target_t,
+                                                         wr);
+    if (wc->status != IBV_WC_SUCCESS)
+        return MPIDI_IBMC_wc_error("node-segment RDMA write or read", t->world, wc);
     st->conns[t->world].sq_inflight--;
     t->seg->writes_inflight--;
+    return MPI_SUCCESS;
 }
 
 int MPIDI_IBMC_nodeseg_comm_free(MPIR_Comm * comm)

@@ -27,12 +27,14 @@
 
 #include <stdint.h>
 #include "ibmc_noderd.h"
+#include "ibmc_wr.h"
 
 #define IBMC_NODESEG_LINE 64    /* flags and marks each get a cache line */
 
 /* Another node's segment, as its leader registered it.  A work request's id
- * points here (IBMC_WR_NODESEG), so the completion finds its connection. */
+ * points to wr (IBMC_WR_NODESEG), so the completion finds its connection. */
 typedef struct MPIDI_IBMC_nodeseg_target {
+    MPIDI_IBMC_wr_ctx_t wr;
     struct MPIDI_IBMC_nodeseg *seg;
     int world;                  /* the leader's rank in MPI_COMM_WORLD */
     uint32_t rkey, probe_rkey;
@@ -80,17 +82,6 @@ typedef struct MPIDI_IBMC_nodeseg {
     MPIDI_IBMC_nodeseg_target_t *members;
     int writes_inflight;        /* the leader's RDMA writes and probes not yet completed */
 } MPIDI_IBMC_nodeseg_t;
-
-/* One turn of progress in a wait inside a collective.  Under a global
- * critical section another thread may need the lock to make the progress
- * this thread waits for (its own collective on another communicator, which
- * some other process waits on in turn): hand it over. */
-static inline int MPIDI_IBMC_nodeseg_progress(void)
-{
-    int mpi_errno = MPID_Progress_test(NULL);
-    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    return mpi_errno;
-}
 
 /* The parts of a segment (see above). */
 static inline volatile uint64_t *MPIDI_IBMC_nodeseg_flag(MPIDI_IBMC_nodeseg_t * s, int round)
@@ -169,6 +160,7 @@ void MPIDI_IBMC_nodeseg_finalize(MPIDI_IBMC_state_t * st);
 int MPIDI_IBMC_nodeseg_check_cvars(void);
 
 /* A completion of one of the leader's RDMA writes or probes. */
-void MPIDI_IBMC_nodeseg_write_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_nodeseg_target_t * t);
+/* a completion of kind IBMC_WR_NODESEG */
+int MPIDI_IBMC_nodeseg_completion(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc);
 
 #endif /* IBMC_NODESEG_H_INCLUDED */

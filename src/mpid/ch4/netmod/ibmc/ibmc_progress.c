@@ -7,109 +7,104 @@
  * connections that wait for a buffer or a handshake timer. */
 
 #include <mpidimpl.h>
-#include <endian.h>
 #include <sched.h>
 #include "ibmc_types.h"
+#include "ibmc_buffers.h"
+#include "ibmc_cm_msg.h"
 #include "mcast/ibmc_mcast.h"
 #include "ibmc_nodeseg.h"
+#include "ibmc_am_recv.h"
+#include "ibmc_conn.h"
+#include "ibmc_rndv.h"
+#include "ibmc_sendq.h"
+#include "ibmc_ud.h"
 
 #define IBMC_POLL_BATCH 16
 
-static int find_peer_by_qpn(MPIDI_IBMC_state_t * st, uint32_t qpn)
-{
-    for (int i = 0; i < st->world_size; i++) {
-        if (st->conns[i].qp && st->conns[i].qp->qp_num == qpn)
-            return i;
-    }
-    return -1;
-}
-
-static int wc_error(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
-{
-    int kind = IBMC_WR_KIND(wc->wr_id);
-    int idx = IBMC_WR_INDEX(wc->wr_id);
-    int write = kind == IBMC_WR_RC_SEND && idx >= st->n_sbufs;
-    int peer = write ? idx - st->n_sbufs : kind == IBMC_WR_RC_SEND ? st->sbufs[idx].peer :
-        kind == IBMC_WR_RDMA_READ ? ((MPIDI_IBMC_rdma_read_t *) IBMC_WR_PTR(wc->wr_id))->peer :
-        (kind == IBMC_WR_MW_BIND || kind == IBMC_WR_MW_INV) ?
-        ((MPIDI_IBMC_rndv_send_t *) IBMC_WR_PTR(wc->wr_id))->peer :
-        kind == IBMC_WR_NODESEG ? ((MPIDI_IBMC_nodeseg_target_t *) IBMC_WR_PTR(wc->wr_id))->world :
-        find_peer_by_qpn(st, wc->qp_num);
-    const char *what = write ? "multicast ACK write" : kind == IBMC_WR_RC_SEND ? "RC send" :
-        kind == IBMC_WR_RC_RECV ? "RC receive" :
-        kind == IBMC_WR_RDMA_READ ? "rendezvous RDMA READ" :
-        kind == IBMC_WR_MW_BIND ? "rendezvous memory-window bind" :
-        kind == IBMC_WR_MW_INV ? "rendezvous memory-window invalidation" :
-        kind == IBMC_WR_NODESEG ? "node-segment RDMA write or read" :
-        kind == IBMC_WR_UD_SEND ? "connection datagram send" : "connection datagram receive";
-    /* fatal (see ibmc_err.h): the QP is in the error state and what was in
-     * flight on it is lost */
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__,
-                                MPI_ERR_OTHER, "**ibmc_wc", "**ibmc_wc %s %d %s", what, peer,
-                                ibv_wc_status_str(wc->status));
-}
-
+/* Dispatch a completion to its owner by the kind its work-request id
+ * carries (ibmc_wr.h); the owner handles it, or words its error. */
 static int handle_wc(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
 {
     int mpi_errno = MPI_SUCCESS;
-    int idx = IBMC_WR_INDEX(wc->wr_id);
 
-    if (wc->status != IBV_WC_SUCCESS)
-        return wc_error(st, wc);
-
-    switch (IBMC_WR_KIND(wc->wr_id)) {
-        case IBMC_WR_RC_SEND:{
-                if (idx >= st->n_sbufs) {
-                    st->conns[idx - st->n_sbufs].sq_inflight--;
-                    break;
-                }
-                MPIDI_IBMC_conn_t *conn = &st->conns[st->sbufs[idx].peer];
-                conn->sq_inflight--;
-                MPIDI_IBMC_sbuf_release(st, idx);
-                break;
-            }
-        case IBMC_WR_RC_RECV:{
-                /* read who sent what before the buffer is posted again.  Every
-                 * RC packet carries its sender's rank as immediate data, and it
-                 * must be the rank this QP is connected to: a peer cannot speak
-                 * for another. */
-                const ibmc_pkt_hdr_t *h = (const ibmc_pkt_hdr_t *) MPIDI_IBMC_rbuf_addr(st, idx);
-                uint32_t src = (wc->wc_flags & IBV_WC_WITH_IMM) ? be32toh(wc->imm_data) :
-                    UINT32_MAX;
-                if (src >= (uint32_t) st->world_size || !st->conns[src].qp ||
-                    st->conns[src].qp->qp_num != wc->qp_num) {
-                    int peer = find_peer_by_qpn(st, wc->qp_num);
-                    return MPIDI_IBMC_PROTO_ERROR(peer, "a packet whose sender rank is not "
-                                                  "the one its connection belongs to");
-                }
-                int type = wc->byte_len >= sizeof(*h) ? h->type : 0;
-                int flags = wc->byte_len >= sizeof(*h) ? h->flags : 0;
-                mpi_errno = MPIDI_IBMC_recv_packet(st, src, (const char *) h, wc->byte_len);
-                MPIR_ERR_CHECK(mpi_errno);
-                mpi_errno = MPIDI_IBMC_post_rbuf(st, idx);
-                MPIR_ERR_CHECK(mpi_errno);
-                mpi_errno = MPIDI_IBMC_credit_return(st, src, type, flags);
-                break;
-            }
+    switch (MPIDI_IBMC_wr_kind(wc->wr_id)) {
+        case IBMC_WR_RC_SEND:
+        case IBMC_WR_INLINE_WRITE:
+            return MPIDI_IBMC_send_completion(st, wc);
+        case IBMC_WR_RC_RECV:
+            return MPIDI_IBMC_recv_completion(st, wc);
         case IBMC_WR_RDMA_READ:
-            mpi_errno = MPIDI_IBMC_rndv_read_done(st, IBMC_WR_PTR(wc->wr_id));
-            break;
         case IBMC_WR_MW_BIND:
         case IBMC_WR_MW_INV:
-            mpi_errno = MPIDI_IBMC_rndv_mw_done(st, IBMC_WR_KIND(wc->wr_id),
-                                                IBMC_WR_PTR(wc->wr_id));
-            break;
+            return MPIDI_IBMC_rndv_completion(st, wc);
         case IBMC_WR_NODESEG:
-            MPIDI_IBMC_nodeseg_write_done(st, IBMC_WR_PTR(wc->wr_id));
-            break;
+            return MPIDI_IBMC_nodeseg_completion(st, wc);
         case IBMC_WR_UD_SEND:
-            st->ud_sq_inflight--;
-            break;
-        case IBMC_WR_UD_RECV:
-            mpi_errno = MPIDI_IBMC_ud_recv(st, wc, idx);
-            break;
+            return MPIDI_IBMC_ud_send_completion(st, wc);
+        case IBMC_WR_UD_RECV:{
+                /* the datagram layer checks it, the connection manager acts on it */
+                ibmc_cm_msg_t msg;
+                int verdict;
+                mpi_errno = MPIDI_IBMC_ud_recv(st, wc, &msg, &verdict);
+                MPIR_ERR_CHECK(mpi_errno);
+                if (verdict == IBMC_CM_MSG_OK) {
+                    verdict = MPIDI_IBMC_conn_recv_cm(st, &msg, &mpi_errno);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                if (verdict != IBMC_CM_MSG_OK)
+                    MPIDI_IBMC_ud_dropped(st, verdict);
+                break;
+            }
+        default:
+            /* only this process posts on its queue pairs */
+            MPIR_Assert(0);
     }
   fn_fail:
+    return mpi_errno;
+}
+
+/* Walk the busy list: fire due handshake timers and push out queued sends.
+ * Connections with nothing left to do leave the list. */
+static int service_busy(MPIDI_IBMC_state_t * st)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_IBMC_conn_t *list = st->busy_head;
+    double now = 0;
+
+    st->busy_head = NULL;
+    while (list) {
+        MPIDI_IBMC_conn_t *conn = list;
+        list = list->next_busy;
+        conn->on_busy_list = 0;
+        conn->next_busy = NULL;
+
+        if (ibmc_cm_has_timer(&conn->cm)) {
+            if (now == 0)
+                now = MPIDI_IBMC_now();
+            if (now >= conn->cm.retry_at) {
+                mpi_errno = MPIDI_IBMC_conn_event(st, conn, IBMC_CM_EV_TIMER, 0);
+                if (mpi_errno)
+                    break;
+            }
+        } else if (conn->cm.state == IBMC_CM_CONNECTED) {
+            /* rendezvous' READs and window invalidations, then the send
+             * queue (rendezvous sits above it and queues its own packets) */
+            mpi_errno = MPIDI_IBMC_rndv_service(st, conn);
+            if (!mpi_errno)
+                mpi_errno = MPIDI_IBMC_send_drain(st, conn);
+            if (mpi_errno)
+                break;
+        }
+        if (MPIDI_IBMC_conn_has_work(conn))
+            MPIDI_IBMC_conn_mark_busy(st, conn);
+    }
+    /* on error, keep the rest for the next call */
+    while (list) {
+        MPIDI_IBMC_conn_t *conn = list;
+        list = list->next_busy;
+        conn->on_busy_list = 0;
+        MPIDI_IBMC_conn_mark_busy(st, conn);
+    }
     return mpi_errno;
 }
 
@@ -142,7 +137,7 @@ static int poll_once(MPIDI_IBMC_state_t * st, int may_yield)
     }
 
     if (st->busy_head) {
-        mpi_errno = MPIDI_IBMC_conn_service_busy(st);
+        mpi_errno = service_busy(st);
         MPIR_ERR_CHECK(mpi_errno);
     }
 

@@ -8,11 +8,15 @@
  * broken connection does to a job: it must end with an error that names the
  * peer and the operation, never hang and never deliver part of a message as
  * if it were whole.  Real faults (a cable pulled, a peer's HCA reset) reach
- * the same code: the work requests on the queue pair complete in error. */
+ * the same code: the work requests on the queue pair complete in error.
+ *
+ * Layer L1: this file parses the knob, answers whether a fault is due and
+ * breaks a queue pair; the layers that own a path act on its answer (the
+ * stale read in ibmc_rndv.c, the forged datagrams in ibmc_ud.c). */
 
 #include <mpidimpl.h>
-#include <unistd.h>
 #include "ibmc_types.h"
+#include "ibmc_qp_fault.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -91,74 +95,21 @@ void MPIDI_IBMC_qp_fault_posted(MPIDI_IBMC_state_t * st, struct ibv_qp *qp, int 
             (unsigned long long) st->qp_fault_at, rc ? " (ibv_modify_qp failed)" : "");
 }
 
-int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                                 const MPIDI_IBMC_rdma_read_t * done)
+int MPIDI_IBMC_qp_fault_stale_read_due(MPIDI_IBMC_state_t * st)
 {
-    int mpi_errno = MPI_SUCCESS;
-    if (st->qp_fault_kind != IBMC_QP_FAULT_STALE_READ || ++st->qp_fault_count != st->qp_fault_at)
-        return MPI_SUCCESS;
-
-    /* the sender processes the FIN meanwhile (it is another process) */
-    sleep(1);
-    MPIDI_IBMC_rdma_read_t *rd = MPL_calloc(1, sizeof(*rd), MPL_MEM_OTHER);
-    MPIR_ERR_CHKANDJUMP(!rd, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    rd->stale_probe = 1;
-    rd->peer = conn->rank;
-    rd->raddr = done->raddr;
-    rd->rkey = done->rkey;
-    rd->len = MPL_MIN(done->len, 4096);
-    rd->bounce = MPL_malloc(rd->len, MPL_MEM_BUFFER);
-    MPIR_ERR_CHKANDJUMP(!rd->bounce, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    rd->laddr = rd->bounce;
-    if (MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg))
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
-    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR reads %zu bytes from rank %d again "
-            "with the rkey %#x of a finished transfer\n", rd->len, rd->peer, rd->rkey);
-    if (conn->rd_tail)
-        conn->rd_tail->next = rd;
-    else
-        conn->rd_head = rd;
-    conn->rd_tail = rd;
-    mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
-  fn_fail:
-    return mpi_errno;
+    return st->qp_fault_kind == IBMC_QP_FAULT_STALE_READ &&
+        ++st->qp_fault_count == st->qp_fault_at;
 }
 
-int MPIDI_IBMC_qp_fault_forge(MPIDI_IBMC_state_t * st)
+int MPIDI_IBMC_qp_fault_forger(const MPIDI_IBMC_state_t * st, int *claimed)
 {
-    int mpi_errno = MPI_SUCCESS;
-    if (st->qp_fault_kind != IBMC_QP_FAULT_FORGE_CM)
-        return MPI_SUCCESS;
-    /* everyone's datagram queue pair has the job's Q_Key by now, so what is
-     * sent below reaches ibmc's checks instead of the HCA's */
-    mpi_errno = MPIR_pmi_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
-    int claimed = (int) ((st->qp_fault_at + 1) % st->world_size);
-    if (claimed == 0)
-        claimed = (claimed + 1) % st->world_size;
-    if (st->my_rank != (int) st->qp_fault_at || st->world_size < 3 || claimed == st->my_rank)
-        goto fn_exit;
-
-    for (uint32_t type = IBMC_CM_MSG_REQ; type <= IBMC_CM_MSG_REP; type++) {
-        ibmc_cm_msg_t msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.magic = IBMC_CM_MAGIC;
-        msg.type = type;
-        msg.src_rank = (uint32_t) claimed;
-        msg.rc_qpn = 0xbad;
-        msg.rc_psn = 1;
-        msg.job_key = st->job_key;
-        msg.nonce = MPIDI_IBMC_random_u64();
-        msg.echo = MPIDI_IBMC_random_u64();
-        mpi_errno = MPIDI_IBMC_ud_send(st, &st->conns[0], &msg);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR: rank %d sent rank 0 a REQ and a REP "
-            "that claim to come from rank %d\n", st->my_rank, claimed);
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    if (st->qp_fault_kind != IBMC_QP_FAULT_FORGE_CM || st->world_size < 3)
+        return 0;
+    /* a rank that is neither the forger nor rank 0, the target */
+    *claimed = (int) ((st->qp_fault_at + 1) % st->world_size);
+    if (*claimed == 0)
+        *claimed = 1;
+    return st->my_rank == (int) st->qp_fault_at && *claimed != st->my_rank;
 }
 
 int MPIDI_IBMC_qp_fault_nodeseg_nomem(const MPIDI_IBMC_state_t * st)

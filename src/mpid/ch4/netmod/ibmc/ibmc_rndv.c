@@ -17,7 +17,15 @@
  * WRITE: doc/design.md, "Rendezvous". */
 
 #include <mpidimpl.h>
+#include <unistd.h>
 #include "ibmc_types.h"
+#include "ibmc_util.h"
+#include "ibmc_buffers.h"
+#include "ibmc_conn.h"
+#include "ibmc_mem.h"
+#include "ibmc_qp_fault.h"
+#include "ibmc_rndv.h"
+#include "ibmc_sendq.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -40,8 +48,8 @@ cvars:
         packed.  0 sends every contiguous message that carries data by
         rendezvous.  At most MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE.  It sets
         the packet size (MPIR_CVAR_IBMC_PACKET_SIZE), so all processes must
-        agree.  How to choose it for a fabric: doc/benchmarks.md, "Eager
-        limit" (bench/eager-limit.sh).
+        agree.  How to choose it for a fabric: run bench/eager-limit.sh; why
+        16 KiB: doc/design.md, "Eager path and credit flow control".
 
     - name        : MPIR_CVAR_IBMC_RNDV_WINDOW
       category    : CH4_IBMC
@@ -103,19 +111,19 @@ static void mw_put(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mw_t * w)
     st->mw_pool = w;
 }
 
-int MPIDI_IBMC_rndv_can_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+static int can_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     /* the bind leaves a slot for the packet that follows it */
     return conn->sq_inflight + 1 < st->sq_depth && st->mw_ops_inflight < st->max_mw_ops;
 }
 
-int MPIDI_IBMC_rndv_post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                              MPIDI_IBMC_rndv_send_t * rs)
+static int post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                     MPIDI_IBMC_rndv_send_t * rs)
 {
     struct ibv_send_wr wr, *bad;
 
     memset(&wr, 0, sizeof(wr));
-    wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_MW_BIND, rs);
+    wr.wr_id = MPIDI_IBMC_wr_id_ctx(&rs->bind_wr, IBMC_WR_MW_BIND);
     wr.opcode = IBV_WR_BIND_MW;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.bind_mw.mw = rs->mw->mw;
@@ -136,9 +144,17 @@ int MPIDI_IBMC_rndv_post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     return MPI_SUCCESS;
 }
 
+/* The send queue's pre-post step of an IBMC_PKT_RNDV packet: its window
+ * is bound before the packet that names it goes (send-queue order). */
+static int bind_window(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, void *arg, int *posted)
+{
+    *posted = can_bind(st, conn);
+    return *posted ? post_bind(st, conn, arg) : MPI_SUCCESS;
+}
+
 /* Invalidate the windows whose FIN has come, as far as slots allow; the
  * rest wait on the connection's list (it stays busy). */
-int MPIDI_IBMC_rndv_post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+static int post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     while (conn->inv_head && conn->sq_inflight < st->sq_depth &&
            st->mw_ops_inflight < st->max_mw_ops) {
@@ -146,7 +162,7 @@ int MPIDI_IBMC_rndv_post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
         struct ibv_send_wr wr, *bad;
 
         memset(&wr, 0, sizeof(wr));
-        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_MW_INV, rs);
+        wr.wr_id = MPIDI_IBMC_wr_id_ctx(&rs->inv_wr, IBMC_WR_MW_INV);
         wr.opcode = IBV_WR_LOCAL_INV;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.invalidate_rkey = rs->mw->rkey;
@@ -179,7 +195,7 @@ static int send_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rndv_send_t * rs)
     return mpi_errno;
 }
 
-int MPIDI_IBMC_rndv_mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_send_t * rs)
+static int mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_send_t * rs)
 {
     MPIDI_IBMC_conn_t *conn = &st->conns[rs->peer];
     conn->sq_inflight--;
@@ -234,7 +250,7 @@ int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int 
     }
     mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV, handler_id, am_hdr, am_hdr_sz,
                                      &info, (MPI_Aint) sizeof(info), data_sz, src_vci, dst_vci,
-                                     rs->mw ? rs : NULL);
+                                     rs->mw ? bind_window : NULL, rs);
     if (mpi_errno) {
         /* nobody will send a FIN for an offer that never left */
         ibmc_cookie_take(&st->rndv_cookies, info.cookie, conn->rank);
@@ -273,7 +289,7 @@ int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const
     else
         conn->inv_head = rs;
     conn->inv_tail = rs;
-    return MPIDI_IBMC_rndv_post_invs(st, conn);
+    return post_invs(st, conn);
 }
 
 /* At finalize: transfers a peer never finished (it died, or the job is
@@ -296,6 +312,39 @@ void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st)
         ibv_dealloc_mw(w->mw);
         MPL_free(w);
     }
+}
+
+/* MPIR_CVAR_IBMC_FAULT_QP_ERROR=stale_read=N: read from the sender again
+ * with the rkey of the transfer `done` just finished, which must fail. */
+static int stale_read(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
+                      const MPIDI_IBMC_rdma_read_t * done)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    /* the sender processes the FIN meanwhile (it is another process) */
+    sleep(1);
+    MPIDI_IBMC_rdma_read_t *rd = MPL_calloc(1, sizeof(*rd), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!rd, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    rd->stale_probe = 1;
+    rd->peer = conn->rank;
+    rd->raddr = done->raddr;
+    rd->rkey = done->rkey;
+    rd->len = MPL_MIN(done->len, 4096);
+    rd->bounce = MPL_malloc(rd->len, MPL_MEM_BUFFER);
+    MPIR_ERR_CHKANDJUMP(!rd->bounce, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    rd->laddr = rd->bounce;
+    if (MPIDI_IBMC_mem_register(st, rd->laddr, rd->len, &rd->reg))
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    fprintf(stderr, "ibmc: MPIR_CVAR_IBMC_FAULT_QP_ERROR reads %zu bytes from rank %d again "
+            "with the rkey %#x of a finished transfer\n", rd->len, rd->peer, rd->rkey);
+    if (conn->rd_tail)
+        conn->rd_tail->next = rd;
+    else
+        conn->rd_head = rd;
+    conn->rd_tail = rd;
+    mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+  fn_fail:
+    return mpi_errno;
 }
 
 /* All data is in: unpack if we bounced, tell the sender, complete the receive
@@ -326,10 +375,10 @@ static int read_finish(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
     MPIDI_IBMC_pvars.rndv_recvs++;
 
     mpi_errno = MPIDI_IBMC_send_ctrl(st, conn, IBMC_PKT_RNDV_FIN, 0, NULL, 0, &fin,
-                                     (MPI_Aint) sizeof(fin), 0, 0, 0, NULL);
+                                     (MPI_Aint) sizeof(fin), 0, 0, 0, NULL, NULL);
     MPIR_ERR_CHECK(mpi_errno);
-    if (unlikely(st->qp_fault_at)) {
-        mpi_errno = MPIDI_IBMC_qp_fault_finished(st, conn, rd);
+    if (unlikely(st->qp_fault_at) && MPIDI_IBMC_qp_fault_stale_read_due(st)) {
+        mpi_errno = stale_read(st, conn, rd);
         MPIR_ERR_CHECK(mpi_errno);
     }
     mpi_errno = MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
@@ -456,7 +505,7 @@ int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn
         struct ibv_send_wr wr, *bad;
 
         memset(&wr, 0, sizeof(wr));
-        wr.wr_id = IBMC_WR_ID_PTR(IBMC_WR_RDMA_READ, rd);
+        wr.wr_id = MPIDI_IBMC_wr_id_ctx(&rd->wr, IBMC_WR_RDMA_READ);
         wr.sg_list = &sge;
         wr.num_sge = 1;
         wr.opcode = IBV_WR_RDMA_READ;
@@ -489,7 +538,7 @@ int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn
     return mpi_errno;
 }
 
-int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
+static int read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd)
 {
     MPIDI_IBMC_conn_t *conn = &st->conns[rd->peer];
     conn->sq_inflight--;
@@ -510,4 +559,32 @@ int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * 
     if (conn->rd_head)
         MPIDI_IBMC_conn_mark_busy(st, conn);
     return MPI_SUCCESS;
+}
+
+int MPIDI_IBMC_rndv_service(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+{
+    if (conn->cm.state != IBMC_CM_CONNECTED)
+        return MPI_SUCCESS;
+    int mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+    if (!mpi_errno && conn->inv_head)
+        mpi_errno = post_invs(st, conn);
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_rndv_completion(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc)
+{
+    int kind = MPIDI_IBMC_wr_kind(wc->wr_id);
+    if (kind == IBMC_WR_RDMA_READ) {
+        MPIDI_IBMC_rdma_read_t *rd = MPIDI_IBMC_WR_OWNER(wc->wr_id, MPIDI_IBMC_rdma_read_t, wr);
+        if (wc->status != IBV_WC_SUCCESS)
+            return MPIDI_IBMC_wc_error("rendezvous RDMA READ", rd->peer, wc);
+        return read_done(st, rd);
+    }
+    MPIDI_IBMC_rndv_send_t *rs = kind == IBMC_WR_MW_BIND ?
+        MPIDI_IBMC_WR_OWNER(wc->wr_id, MPIDI_IBMC_rndv_send_t, bind_wr) :
+        MPIDI_IBMC_WR_OWNER(wc->wr_id, MPIDI_IBMC_rndv_send_t, inv_wr);
+    if (wc->status != IBV_WC_SUCCESS)
+        return MPIDI_IBMC_wc_error(kind == IBMC_WR_MW_BIND ? "rendezvous memory-window bind" :
+                                   "rendezvous memory-window invalidation", rs->peer, wc);
+    return mw_done(st, kind, rs);
 }

@@ -3,7 +3,9 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* The netmod's private state.  Only ibmc's own sources include this. */
+/* The netmod's private state.  Only ibmc's own sources include this; each
+ * layer's functions are declared in its own header (doc/design.md, "Layer
+ * map"). */
 
 #ifndef IBMC_TYPES_H_INCLUDED
 #define IBMC_TYPES_H_INCLUDED
@@ -22,32 +24,7 @@
 #include "ibmc_cookie.h"
 #include "ibmc_am_check.h"
 #include "ibmc_heapwatch.h"
-
-/* Work-request ids: the low three bits say what the completion is for, the
- * rest index the buffer it used or, for an RDMA READ, point to its
- * MPIDI_IBMC_rdma_read_t (allocations are at least 8-byte aligned). */
-enum {
-    IBMC_WR_RC_SEND = 0,
-    IBMC_WR_RC_RECV = 1,
-    IBMC_WR_UD_SEND = 2,
-    IBMC_WR_UD_RECV = 3,
-    IBMC_WR_RDMA_READ = 4,
-    IBMC_WR_MW_BIND = 5,        /* a rendezvous send's memory window bound (ibmc_rndv.c) */
-    IBMC_WR_MW_INV = 6,         /* ... and invalidated after the FIN */
-    IBMC_WR_NODESEG = 7         /* a write into a node segment, or a read that checks on
-                                 * its node (ibmc_node_allgather.c): points to the
-                                 * segment's MPIDI_IBMC_nodeseg_target_t */
-};
-#define IBMC_WR_ID(kind, idx) ((((uint64_t) (idx)) << 3) | (uint64_t) (kind))
-/* IBMC_WR_RC_SEND's index past the send buffers: a signaled inline RDMA
- * write to world rank `peer`, which holds no buffer (the multicast
- * channel's ACKs, mcast/ibmc_mcast_io.c).  Its completion only frees the send
- * queue slot. */
-#define IBMC_WR_INLINE_WRITE_INDEX(st, peer) ((st)->n_sbufs + (peer))
-#define IBMC_WR_ID_PTR(kind, p) (((uint64_t) (uintptr_t) (p)) | (uint64_t) (kind))
-#define IBMC_WR_KIND(wr_id)   ((int) ((wr_id) & 7))
-#define IBMC_WR_INDEX(wr_id)  ((int) ((wr_id) >> 3))
-#define IBMC_WR_PTR(wr_id)    ((void *) (uintptr_t) ((wr_id) & ~(uint64_t) 7))
+#include "ibmc_wr.h"
 
 #define IBMC_CM_MSG_BYTES 64    /* UD buffer payload; a CM message is smaller */
 
@@ -62,6 +39,15 @@ typedef struct {
 /* An active message waiting to be (fully) packetised.  The AM header, and
  * for control packets the extra bytes after it, are copied because the
  * caller's copy may live on its stack. */
+struct MPIDI_IBMC_state;
+struct MPIDI_IBMC_conn;
+/* Work an operation's owner posts on the queue pair ahead of the
+ * operation's first packet (a rendezvous send binds the window the packet
+ * names).  It sets *posted to 0 when it must wait for resources: the
+ * operation waits, and the connection stays busy. */
+typedef int (*MPIDI_IBMC_pre_post_fn) (struct MPIDI_IBMC_state * st,
+                                        struct MPIDI_IBMC_conn * conn, void *arg, int *posted);
+
 typedef struct MPIDI_IBMC_sendop {
     struct MPIDI_IBMC_sendop *next;
     MPIR_Request *sreq;         /* completed through origin_cbs once all data is copied out */
@@ -78,7 +64,8 @@ typedef struct MPIDI_IBMC_sendop {
     int handler_id;
     int src_vci;
     int dst_vci;
-    struct MPIDI_IBMC_rndv_send *bind;  /* IBMC_PKT_RNDV: bind its window before the packet */
+    MPIDI_IBMC_pre_post_fn pre_post;    /* or NULL */
+    void *pre_post_arg;
     MPI_Aint am_hdr_sz;         /* as sent: the compact form's size with IBMC_PKT_F_SEND16 */
     char am_hdr[];
 } MPIDI_IBMC_sendop_t;
@@ -102,6 +89,7 @@ typedef struct MPIDI_IBMC_rndv_send {
     size_t len;
     MPIDI_IBMC_mw_t *mw;        /* the peer reads through it; NULL: through reg's rkey */
     struct MPIDI_IBMC_rndv_send *next;  /* waiting for its window's invalidation */
+    MPIDI_IBMC_wr_ctx_t bind_wr, inv_wr;        /* the window's bind and invalidation */
 } MPIDI_IBMC_rndv_send_t;
 
 /* The receiver's half: RDMA READs from the sender's buffer straight into the
@@ -120,6 +108,7 @@ typedef struct MPIDI_IBMC_rdma_read {
     MPIDI_IBMC_reg_t reg;
     char *bounce;               /* non-NULL: laddr is this, unpack when done */
     int stale_probe;            /* MPIR_CVAR_IBMC_FAULT_QP_ERROR's read of a finished transfer */
+    MPIDI_IBMC_wr_ctx_t wr;     /* every READ work request of the transfer */
 } MPIDI_IBMC_rdma_read_t;
 
 /* One peer: its RC queue pair and everything in flight to or from it. */
@@ -256,12 +245,6 @@ static inline uint32_t MPIDI_IBMC_rbuf_lkey(MPIDI_IBMC_state_t * st, int idx)
     return st->rchunk_mr[(idx - st->n_rbufs) / st->rchunk_bufs]->lkey;
 }
 
-static inline int MPIDI_IBMC_conn_has_work(const MPIDI_IBMC_conn_t * conn)
-{
-    return ibmc_cm_has_timer(&conn->cm) || conn->q_head || conn->need_rtu || conn->rd_head ||
-        conn->credit_pending || conn->inv_head;
-}
-
 /* Seconds on MPL's clock, for the handshake timers. */
 static inline double MPIDI_IBMC_now(void)
 {
@@ -271,101 +254,5 @@ static inline double MPIDI_IBMC_now(void)
     MPL_wtime_todouble(&t, &d);
     return d;
 }
-
-/* ibmc_device.c */
-int MPIDI_IBMC_device_open(ibmc_hca_t * hca, char *name, size_t name_len);
-
-/* ibmc_ud.c */
-int MPIDI_IBMC_ud_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
-int MPIDI_IBMC_ud_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                       const ibmc_cm_msg_t * msg);
-int MPIDI_IBMC_ud_recv(MPIDI_IBMC_state_t * st, const struct ibv_wc *wc, int idx);
-
-/* ibmc_init.c: 64 random bits from the kernel */
-uint64_t MPIDI_IBMC_random_u64(void);
-
-/* ibmc_qp_fault.c */
-enum { IBMC_QP_FAULT_SEND, IBMC_QP_FAULT_READ, IBMC_QP_FAULT_STALE_READ,
-    IBMC_QP_FAULT_FORGE_CM, IBMC_QP_FAULT_NODESEG_NOMEM
-};
-int MPIDI_IBMC_qp_fault_init(MPIDI_IBMC_state_t * st);
-void MPIDI_IBMC_qp_fault_posted(MPIDI_IBMC_state_t * st, struct ibv_qp *qp, int is_read);
-/* a rendezvous receive sent its FIN: stale_read=N reads again with its rkey */
-int MPIDI_IBMC_qp_fault_finished(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                                 const MPIDI_IBMC_rdma_read_t * done);
-/* forge_cm=N: called by every process at the end of MPI_Init */
-int MPIDI_IBMC_qp_fault_forge(MPIDI_IBMC_state_t * st);
-/* nodeseg_nomem=N: whether this process plays out of memory planning a
- * node segment (world rank N does, always) */
-int MPIDI_IBMC_qp_fault_nodeseg_nomem(const MPIDI_IBMC_state_t * st);
-
-/* ibmc_conn.c */
-int MPIDI_IBMC_conn_event(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                          ibmc_cm_event_t ev, uint32_t qpn);
-/* a datagram that passed ibmc_cm_msg's checks: returns IBMC_CM_MSG_OK or the
- * reason to drop it; a failure to act on it goes to *mpi_errno */
-int MPIDI_IBMC_conn_recv_cm(MPIDI_IBMC_state_t * st, const ibmc_cm_msg_t * msg, int *mpi_errno);
-int MPIDI_IBMC_conn_service_busy(MPIDI_IBMC_state_t * st);
-void MPIDI_IBMC_conn_mark_busy(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-void MPIDI_IBMC_conn_destroy_all(MPIDI_IBMC_state_t * st);
-
-/* ibmc_am_send.c */
-int MPIDI_IBMC_send_drain(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-void MPIDI_IBMC_sbuf_release(MPIDI_IBMC_state_t * st, int idx);
-int MPIDI_IBMC_send_credit(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-/* Drop the control messages of pkt_type queued to conn that have not begun
- * to go; returns how many. */
-uint64_t MPIDI_IBMC_send_forget(MPIDI_IBMC_conn_t * conn, int pkt_type);
-
-/* ibmc_finalize.c: deliver what this process owes; the barrier that keeps
- * progress running (ibmc_finbar.h); after the multicast channel has
- * closed, drop its queued messages and wait for the send queues */
-int MPIDI_IBMC_fin_drain(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_fin_barrier(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_fin_settle(MPIDI_IBMC_state_t * st);
-
-/* ibmc_am_send.c: queue a packet that carries no data of its own:
- * IBMC_PKT_RNDV (AM header + ibmc_rndv_t; data_sz is what the receiver will
- * read), IBMC_PKT_RNDV_FIN (no AM header), IBMC_PKT_MCAST or IBMC_PKT_FIN */
-int MPIDI_IBMC_send_ctrl(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int pkt_type,
-                         int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
-                         const void *extra, MPI_Aint extra_sz, MPI_Aint data_sz, int src_vci,
-                         int dst_vci, struct MPIDI_IBMC_rndv_send *bind);
-
-/* ibmc_mem.c */
-int MPIDI_IBMC_mem_init(MPIDI_IBMC_state_t * st);
-void MPIDI_IBMC_mem_finalize(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_mem_register(MPIDI_IBMC_state_t * st, const void *buf, size_t len,
-                            MPIDI_IBMC_reg_t * reg);
-void MPIDI_IBMC_mem_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_reg_t * reg);
-
-/* ibmc_rndv.c */
-int MPIDI_IBMC_rndv_send(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, int handler_id,
-                         const void *am_hdr, MPI_Aint am_hdr_sz, const void *buf,
-                         MPI_Aint data_sz, int src_vci, int dst_vci, MPIR_Request * sreq,
-                         int *sent);
-int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                         const ibmc_pkt_view_t * v);
-int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
-                        size_t plen);
-int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-int MPIDI_IBMC_rndv_read_done(MPIDI_IBMC_state_t * st, MPIDI_IBMC_rdma_read_t * rd);
-int MPIDI_IBMC_rndv_copy_cb(MPIR_Request * rreq);
-void MPIDI_IBMC_rndv_free_all(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_rndv_can_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-int MPIDI_IBMC_rndv_post_bind(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
-                              MPIDI_IBMC_rndv_send_t * rs);
-int MPIDI_IBMC_rndv_post_invs(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-int MPIDI_IBMC_rndv_mw_done(MPIDI_IBMC_state_t * st, int kind, MPIDI_IBMC_rndv_send_t * rs);
-
-/* ibmc_am_recv.c */
-int MPIDI_IBMC_recv_packet(MPIDI_IBMC_state_t * st, uint32_t src_rank, const char *pkt,
-                           size_t len);
-int MPIDI_IBMC_post_rbuf(MPIDI_IBMC_state_t * st, int idx);
-void MPIDI_IBMC_am_rules_refresh(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_rbuf_reserve(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
-void MPIDI_IBMC_rbuf_free_chunks(MPIDI_IBMC_state_t * st);
-int MPIDI_IBMC_credit_return(MPIDI_IBMC_state_t * st, uint32_t src_rank, int pkt_type,
-                             int pkt_flags);
 
 #endif /* IBMC_TYPES_H_INCLUDED */

@@ -3,7 +3,14 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* MPI_Bcast over hardware multicast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=
+/* Layer L5, multicast glue: bcast (L5.5, the top of the glue, beside
+ * finalize).  Below: setup (a channel's setup and release), io (its
+ * operations table, which it hands down to setup), the engine.  Above:
+ * the MPIR algorithm (L8), MPI_Init's CVAR check and MPI_Comm_free's hook
+ * (L7); the node allgather (L5, unordered with the glue) broadcasts
+ * through it.
+ *
+ * MPI_Bcast over hardware multicast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=
  * ibmc_mcast, ibmc_coll.h): the channel's CVARs, the broadcast's entry,
  * which sets the communicator's channel up on first use or falls back to
  * MPICH's binomial tree with every member alike, and MPI_Comm_free's
@@ -85,7 +92,7 @@ cvars:
         MPIR_CVAR_IBMC_MCAST_ACK_EVERY (each member acknowledges once every
         M packets): 8 with the default M.  A root that streams broadcasts
         then handles about one ACK per packet it sends, which bounds its
-        broadcast rate; in the simulation of doc/benchmarks.md subgroups of
+        broadcast rate; in the simulation of doc/results.md subgroups of
         8 gave twice the rate of subgroups of 32 from 64 to 1,024 nodes,
         with the same latency and loss recovery.  Communicators of up to
         M/2 nodes have no co-roots; with M = 0 there are none.  A value at
@@ -111,7 +118,7 @@ cvars:
         packet per co-root, each a duplicate of the multicast copy when
         nothing is lost (ibmc_mcast_relays, ibmc_mcast_duplicates); a loss
         at a co-root then costs its subgroup no extra round trip.  The
-        simulated comparison behind the default is in doc/benchmarks.md.
+        simulated comparison behind the default is in doc/design.md.
         All processes must agree.
 
     - name        : MPIR_CVAR_IBMC_MCAST_RECV_BUFFERS
@@ -351,10 +358,10 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
     if (!c) {
-        mpi_errno = MPIDI_IBMC_mcast_chan_setup(st, comm, &c);
+        mpi_errno = MPIDI_IBMC_mcast_chan_setup(st, comm, &MPIDI_IBMC_mcast_ops, &c);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (c->ch.state != IBMC_MCAST_CHAN_READY) {
+    if (!ibmc_mcast_chan_is_ready(&c->ch)) {
         /* inside one node there is nothing to fall back from: not counted */
         if (!c->single_node)
             fallback_note(comm, c->why, &c->told);
@@ -389,7 +396,7 @@ int MPIDI_IBMC_mcast_comm_free(MPIR_Comm * comm)
     /* after MPI_Finalize's release of every channel, c is gone */
     if (!st || !st->mcast || st->mcast->finalized)
         return MPI_SUCCESS;
-    if (c->ch.state != IBMC_MCAST_CHAN_READY) {
+    if (!ibmc_mcast_chan_is_ready(&c->ch)) {
         MPIDI_IBMC_mcast_chan_release(st, st->mcast, c);
         return MPI_SUCCESS;
     }

@@ -60,7 +60,7 @@ void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * 
  * §4.4's delayed ACKs, and the answer to the root's request every window/4
  * packets) and from its 2 child co-roots: s = M/2 keeps that near one
  * message per packet it posts.  Simulated (bench/sim/project-rate.sh,
- * doc/benchmarks.md), the rate is bound by that load: from 64 to 1,024
+ * doc/results.md), the rate is bound by that load: from 64 to 1,024
  * nodes, subgroups of 8 gave 2.1-2.3 million 1 B broadcasts/s and
  * subgroups of 32 (seed 000 §7.2's model, whose relay term this tree of
  * co-roots without relays does not pay) 1.0 million, with the same latency
@@ -92,7 +92,7 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
     int nomem = 0;
     memset(c, 0, sizeof(*c));
     c->eng = eng;
-    c->state = IBMC_MCAST_CHAN_FAILED;
+    c->state = IBMC_MCAST_CHAN_NEW;
     c->size = size;
     c->rank = rank;
     c->context_id = context_id;
@@ -184,6 +184,31 @@ void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoc
                               c->child_slots, c->agg_sent, c->owed);
     }
     c->nak_timeout = pa->nak_timeout_us * 1e-6;
+}
+
+/* ---- the set-up's transitions (ibmc_mcast_engine.h says which) ---- */
+
+void ibmc_mcast_chan_set_probing(ibmc_mcast_chan_t * c)
+{
+    if (c->state == IBMC_MCAST_CHAN_NEW)
+        c->state = IBMC_MCAST_CHAN_PROBING;
+}
+
+void ibmc_mcast_chan_set_ready(ibmc_mcast_chan_t * c)
+{
+    if (c->state == IBMC_MCAST_CHAN_NEW || c->state == IBMC_MCAST_CHAN_PROBING)
+        c->state = IBMC_MCAST_CHAN_READY;
+}
+
+void ibmc_mcast_chan_fail(ibmc_mcast_chan_t * c)
+{
+    if (c->state == IBMC_MCAST_CHAN_NEW || c->state == IBMC_MCAST_CHAN_PROBING)
+        c->state = IBMC_MCAST_CHAN_FAILED;
+}
+
+int ibmc_mcast_chan_probe_done(const ibmc_mcast_chan_t * c)
+{
+    return c->rank == 0 ? c->probe_acks == c->size - 1 : c->probe_seen;
 }
 
 /* ---- what goes out ---- */
@@ -789,7 +814,7 @@ static int seen_losses(const ibmc_mcast_chan_t * c)
  * packet (IBMC_MCAST_ASK, answered in ask_in):
  *   - An RC question each would cost the root one send per member behind,
  *     and at 1 % loss in a large subgroup most of its work
- *     (doc/benchmarks.md).
+ *     (SIMULATED, 2026-11-27, commits a5eea20 and e3ba389).
  *   - Even for one member behind: a member NAKs at once what a question
  *     says was sent and it lacks, and an RC question can overtake the
  *     multicast packets it is about (RC and UD are not ordered; rxe hands

@@ -167,7 +167,13 @@ typedef struct {
     ibmc_mcast_faults_t *faults;        /* late_ack; NULL: none */
 } ibmc_mcast_engine_t;
 
+/* A channel's state is the engine's own: the I/O side asks for the set-up's
+ * transitions (ibmc_mcast_chan_set_probing, _set_ready, _fail, below) and
+ * reads it through the predicates after the struct. */
 enum {
+    IBMC_MCAST_CHAN_NEW = 0,    /* initialised, or zeroed memory, and not set up yet:
+                                 * it takes nothing and every member falls back, as
+                                 * FAILED, but it may still be set up */
     IBMC_MCAST_CHAN_READY = 1,
     IBMC_MCAST_CHAN_FAILED = 2, /* set up failed: every member falls back */
     IBMC_MCAST_CHAN_RETIRING = 3,       /* its communicator is gone; it answers NAKs until
@@ -179,7 +185,7 @@ enum {
 /* One communicator's channel. */
 struct ibmc_mcast_chan {
     ibmc_mcast_engine_t *eng;
-    int state;                  /* IBMC_MCAST_CHAN_* */
+    int state;                  /* IBMC_MCAST_CHAN_*: the engine's; others ask (set_probing...) */
     uint32_t context_id;
     uint32_t epoch;
     int size, rank;
@@ -247,6 +253,56 @@ struct ibmc_mcast_chan {
     } probe;
 };
 
+/* The state, as the I/O side may ask about it (called for every packet
+ * that arrives: inline). */
+static inline int ibmc_mcast_chan_is_ready(const ibmc_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_READY;
+}
+
+static inline int ibmc_mcast_chan_is_probing(const ibmc_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_PROBING;
+}
+
+static inline int ibmc_mcast_chan_is_retiring(const ibmc_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_RETIRING;
+}
+
+static inline int ibmc_mcast_chan_is_failed(const ibmc_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_FAILED;
+}
+
+/* Packets and RC messages of the channel are handed to it: it is set up
+ * (PROBING: probes and their acknowledgements), in use (READY), or still
+ * answering NAKs (RETIRING).  NEW and FAILED take nothing. */
+static inline int ibmc_mcast_chan_accepts(const ibmc_mcast_chan_t * c)
+{
+    return c->state == IBMC_MCAST_CHAN_READY || c->state == IBMC_MCAST_CHAN_RETIRING ||
+        c->state == IBMC_MCAST_CHAN_PROBING;
+}
+
+/* The root of the message this process is receiving (the posted
+ * broadcast), or -1: where nearly every packet comes from. */
+static inline int ibmc_mcast_chan_posted_root(const ibmc_mcast_chan_t * c)
+{
+    return c->rx.posted ? c->rx.root : -1;
+}
+
+/* Packets of the stream that may be outstanding (params.window). */
+static inline uint32_t ibmc_mcast_chan_window(const ibmc_mcast_chan_t * c)
+{
+    return c->tx.window;
+}
+
+/* Seconds of silence before a NAK, as the channel has learned it. */
+static inline double ibmc_mcast_chan_nak_timeout(const ibmc_mcast_chan_t * c)
+{
+    return c->nak_timeout;
+}
+
 void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * ops, void *io,
                             const ibmc_mcast_params_t * params, ibmc_mcast_stats_t * stats,
                             ibmc_mcast_faults_t * faults);
@@ -256,19 +312,42 @@ void ibmc_mcast_engine_init(ibmc_mcast_engine_t * eng, const ibmc_mcast_ops_t * 
 int ibmc_mcast_subgroup_size(const ibmc_mcast_params_t * params, int size);
 
 /* A channel of `size` members in which this process is `rank`: its state
- * allocated for payload_max data bytes per packet, state FAILED until
- * ibmc_mcast_chan_open.  Returns 0, or -1 when memory ran out (free it with
- * ibmc_mcast_chan_free all the same). */
+ * allocated for payload_max data bytes per packet, state NEW until the
+ * caller sets it up (ibmc_mcast_chan_open, then the transitions below).
+ * Returns 0, or -1 when memory ran out (free it with ibmc_mcast_chan_free
+ * all the same). */
 int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int size, int rank,
                          uint32_t context_id, uint32_t payload_max);
 
 /* The members agreed on the epoch: the stream starts.  board_words, this
  * process's ACK board of size words (NULL: none), is cleared to the epoch
- * before any member can learn where it is.  The state stays the caller's
- * to set: PROBING while the group is probed, READY once every member takes
- * packets. */
+ * before any member can learn where it is.  The state stays NEW: the caller
+ * asks for PROBING while the group is probed, READY once every member takes
+ * packets, or FAILED. */
 void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoch,
                           uint64_t * board_words);
+
+/* The set-up's transitions, which the I/O side asks for:
+ *   NEW -> PROBING            set_probing: the group is being probed; only
+ *                             probes and their acknowledgements are taken
+ *   NEW, PROBING -> READY     set_ready: every member takes packets (from NEW
+ *                             where no probe is needed: the host tests, the
+ *                             simulator)
+ *   NEW, PROBING -> FAILED    fail: every member falls back
+ *   READY -> RETIRING         ibmc_mcast_chan_retire, below
+ * Any other ask leaves the state as it is.  A failed channel stays failed:
+ * its members agreed to fall back, and one that took packets again would
+ * wait for roots that send none.  A channel in use (READY, RETIRING) is
+ * never failed or set back: every member uses it, and one member's
+ * fallback alone would leave the others' broadcasts waiting for it.  Each
+ * works on zeroed memory (a NEW channel) as on an initialised one. */
+void ibmc_mcast_chan_set_probing(ibmc_mcast_chan_t * c);
+void ibmc_mcast_chan_set_ready(ibmc_mcast_chan_t * c);
+void ibmc_mcast_chan_fail(ibmc_mcast_chan_t * c);
+
+/* The routing probe is done for this member: at rank 0, every other member
+ * acknowledged it; elsewhere, it arrived (ibmc_mcast_probe_in). */
+int ibmc_mcast_chan_probe_done(const ibmc_mcast_chan_t * c);
 
 void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c);
 
@@ -318,8 +397,9 @@ double ibmc_mcast_bcast_deadline(const ibmc_mcast_chan_t * c);
 #define IBMC_MCAST_RETIRE_SECONDS 10.0
 
 /* The communicator is gone: every root hears where this member ended (its
- * co-roots as their leaves catch up), and the channel retires.  *release:
- * nothing is left to serve, free it now. */
+ * co-roots as their leaves catch up), and the channel retires (RETIRING;
+ * the caller retires only a READY channel).  *release: nothing is left to
+ * serve, free it now. */
 int ibmc_mcast_chan_retire(ibmc_mcast_chan_t * c, int *release);
 
 #endif /* IBMC_MCAST_ENGINE_H_INCLUDED */

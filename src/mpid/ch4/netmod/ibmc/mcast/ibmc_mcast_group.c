@@ -3,7 +3,13 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* Multicast groups (ibmc_mcast_impl.h): joined through rdma_cm on the device
+/* Layer L5, multicast glue: group (L5.2).  Below: device (the probe's post
+ * to the group; its QP and rdma_cm id, which the joins use), the
+ * netmod's lower layers (the wait turn of ../ibmc_util.h, the clock).  Above:
+ * setup (L5.3) joins and probes; the receive path (L5.4) drains rdma_cm
+ * events; finalize (L5.5) leaves the groups.
+ *
+ * Multicast groups (ibmc_mcast_impl.h): joined through rdma_cm on the device
  * and port the netmod already uses (the subnet manager on InfiniBand, an IP
  * multicast join on RoCE) when a communicator's first multicast broadcast
  * needs one, shared by communicators through the pool (ibmc_mcast_pool.h)
@@ -13,6 +19,7 @@
 #include <mpidimpl.h>
 #include <arpa/inet.h>
 #include "../ibmc_types.h"
+#include "../ibmc_util.h"
 #include "ibmc_mcast_impl.h"
 
 /* rdma_cm events: joins completing or failing.  An event's context is the
@@ -116,7 +123,7 @@ int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc
             MPIDI_IBMC_mcast_group_leave(mc, k);
             return -1;
         }
-        MPIDI_IBMC_mcast_wait_turn();
+        MPIDI_IBMC_wait_turn();
     }
     if (g->join_state < 0) {
         snprintf(why, whylen, "%s", g->why);
@@ -154,10 +161,10 @@ int MPIDI_IBMC_mcast_probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * m
 {
     MPIDI_IBMC_mcast_group_t *g = &mc->groups[c->group];
     double now = MPIDI_IBMC_now(), deadline = now + MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT;
-    double next = now, every = c->ch.nak_timeout;
+    double next = now, every = ibmc_mcast_chan_nak_timeout(&c->ch);
     *routed = 0;
     for (;;) {
-        if (c->ch.rank == 0 ? c->ch.probe_acks == c->ch.size - 1 : c->ch.probe_seen) {
+        if (ibmc_mcast_chan_probe_done(&c->ch)) {
             *routed = 1;
             return MPI_SUCCESS;
         }
@@ -176,7 +183,7 @@ int MPIDI_IBMC_mcast_probe_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * m
             next = now + every;
             every = MPL_MIN(2 * every, mc->eng.params.nak_max_us * 1e-6);
         }
-        int mpi_errno = MPIDI_IBMC_mcast_wait_turn();
+        int mpi_errno = MPIDI_IBMC_wait_turn();
         if (mpi_errno)
             return mpi_errno;
         now = MPIDI_IBMC_now();

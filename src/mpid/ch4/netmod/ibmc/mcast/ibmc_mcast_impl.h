@@ -3,16 +3,30 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* The netmod's side of the multicast channel, shared by its files:
- *   ibmc_mcast_qp.c     the process's multicast UD queue pair, its completion
- *                       queue and receive pool; what arrives, by multicast
- *                       or RC, handed to the engine; process start and end
- *   ibmc_mcast_io.c     the engine's operations (ibmc_mcast_ops_t) on verbs
- *   ibmc_mcast_group.c  groups joined through rdma_cm, shared through the
- *                       pool (ibmc_mcast_pool.h), and the routing probe
- *   ibmc_mcast_setup.c  a communicator's channel: members' agreement, its
- *                       ACK board, its release
- *   ibmc_mcast_bcast.c  the CVARs, MPI_Bcast's entry and MPI_Comm_free
+/* The netmod's side of the multicast channel, shared by its files, Layer
+ * L5 of the netmod, stacked bottom up; each file calls only files below it
+ * (maint/layers.txt), and files of one sub-layer do not call each other:
+ *   L5.1 ibmc_mcast_device.c    the process's multicast UD queue pair, its
+ *                               completion queues and receive pool; posts
+ *                               to a group, reaps sends; frees the device
+ *   L5.2 ibmc_mcast_group.c     groups joined through rdma_cm, shared
+ *                               through the pool (ibmc_mcast_pool.h), and
+ *                               the routing probe
+ *   L5.3 ibmc_mcast_setup.c     the process's multicast side, made on first
+ *                               use; a communicator's channel: members'
+ *                               agreement, its ACK board, its release
+ *   L5.4 ibmc_mcast_recv.c      what arrives, by multicast or RC, checked
+ *                               and handed to the engine; the progress
+ *                               engine's poll; serving retiring channels
+ *   L5.4 ibmc_mcast_io.c        the engine's operations (ibmc_mcast_ops_t)
+ *                               on verbs
+ *   L5.5 ibmc_mcast_bcast.c     the CVARs, MPI_Bcast's entry and
+ *                               MPI_Comm_free
+ *   L5.5 ibmc_mcast_finalize.c  MPI_Finalize's teardown
+ * Below them: the engine (ibmc_mcast_engine.h), which owns each channel's
+ * state (the glue asks for its transitions), and the netmod's lower
+ * layers.  The one table a lower file needs from above, the engine's
+ * operations of io, is handed down by bcast as an argument of setup.
  * Everything here runs under the VCI 0 lock, like the rest of the netmod. */
 
 #ifndef IBMC_MCAST_IMPL_H_INCLUDED
@@ -123,23 +137,26 @@ typedef struct MPIDI_IBMC_mcast {
     MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
 } MPIDI_IBMC_mcast_t;
 
-/* ibmc_mcast_qp.c */
-MPIDI_IBMC_mcast_t *MPIDI_IBMC_mcast_get(struct MPIDI_IBMC_state *st);
-int MPIDI_IBMC_mcast_post_recv(MPIDI_IBMC_mcast_t * mc, int idx);
-/* completed sends off the send queue; *found: completions taken */
-int MPIDI_IBMC_mcast_reap_sends(MPIDI_IBMC_mcast_t * mc, int *found);
+/* completions one ibv_poll_cq takes, of sends (device) and receives (recv) */
+#define IBMC_MCAST_POLL 16
 
-/* ibmc_mcast_io.c */
-extern const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops;
+/* ibmc_mcast_device.c (L5.1) */
+/* the device side of mc, its engine, pool and fault injector already made:
+ * sets mc->state to 1, or to -1 with mc->why */
+void MPIDI_IBMC_mcast_device_init(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc);
+int MPIDI_IBMC_mcast_post_recv(MPIDI_IBMC_mcast_t * mc, int idx);
 /* one signaled UD send of [buf, buf+len) to group g, counted in flight,
  * with send_flags added (IBV_SEND_INLINE: buf need not be registered);
  * returns ibv_post_send's answer */
 int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
                                    const void *buf, size_t len, uint32_t lkey, unsigned send_flags);
-/* one turn of a wait inside MPI_Bcast (ibmc_mcast_ops_t's wait) */
-int MPIDI_IBMC_mcast_wait_turn(void);
+/* completed sends off the send queue; *found: completions taken */
+int MPIDI_IBMC_mcast_reap_sends(MPIDI_IBMC_mcast_t * mc, int *found);
+/* MPI_Finalize, after the groups are left: the QP, its queues, buffers and
+ * rdma_cm id go; mc->state becomes -1 (the caller says why) */
+void MPIDI_IBMC_mcast_device_free(MPIDI_IBMC_mcast_t * mc);
 
-/* ibmc_mcast_group.c */
+/* ibmc_mcast_group.c (L5.2) */
 void MPIDI_IBMC_mcast_drain_cm_events(MPIDI_IBMC_mcast_t * mc);
 int MPIDI_IBMC_mcast_group_join(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc, int k,
                                 char *why, size_t whylen);
@@ -147,10 +164,25 @@ void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k);
 int MPIDI_IBMC_mcast_probe_group(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
                                  MPIDI_IBMC_mcast_chan_t * c, int *routed);
 
-/* ibmc_mcast_setup.c */
+/* ibmc_mcast_setup.c (L5.3) */
+/* collective over comm; ops: the engine's operations (MPIDI_IBMC_mcast_ops,
+ * from above), used when the process's multicast side is made */
 int MPIDI_IBMC_mcast_chan_setup(struct MPIDI_IBMC_state *st, MPIR_Comm * comm,
-                                MPIDI_IBMC_mcast_chan_t ** out);
+                                const ibmc_mcast_ops_t * ops, MPIDI_IBMC_mcast_chan_t ** out);
 void MPIDI_IBMC_mcast_chan_release(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
                                    MPIDI_IBMC_mcast_chan_t * c);
+
+/* ibmc_mcast_recv.c (L5.4): MPIDI_IBMC_mcast_poll, MPIDI_IBMC_mcast_recv_rc,
+ * MPIDI_IBMC_mcast_serve_retiring (ibmc_mcast.h) */
+
+/* ibmc_mcast_io.c (L5.4) */
+extern const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops;
+
+/* ibmc_mcast_bcast.c (L5.5): MPIDI_IBMC_mcast_check_cvars,
+ * MPIDI_IBMC_mcast_comm_free (ibmc_mcast.h), MPIDI_IBMC_mcast_bcast
+ * (../ibmc_coll.h) */
+
+/* ibmc_mcast_finalize.c (L5.5): MPIDI_IBMC_mcast_finalize,
+ * MPIDI_IBMC_mcast_free (ibmc_mcast.h) */
 
 #endif /* IBMC_MCAST_IMPL_H_INCLUDED */

@@ -3,7 +3,15 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* The engine's operations (ibmc_mcast_ops_t) on verbs: a multicast packet
+/* Layer L5, multicast glue: io (L5.4, beside the receive path, which it
+ * does not call).  Below: device (sends reaped, posts to a group), the
+ * send queue's MPIDI_IBMC_send_ctrl (L4), the netmod's lower layers
+ * (the wait turn of ../ibmc_util.h, the clock of ../ibmc_types.h).  Above: bcast (L5.5), which hands
+ * this table down to setup (MPIDI_IBMC_mcast_chan_setup's ops), where the
+ * engine is made.  One call goes up: the engine's poll op turns the
+ * netmod's progress (L7, io_poll).
+ *
+ * The engine's operations (ibmc_mcast_ops_t) on verbs: a multicast packet
  * is a UD send to the channel's group from the root's registered ring, an
  * RC message an IBMC_PKT_MCAST control packet on the member's connection,
  * an ACK an inline RDMA write into the member's ACK board.  io is the
@@ -17,30 +25,11 @@
 
 #include <mpidimpl.h>
 #include "../ibmc_types.h"
+#include "../ibmc_util.h"
+#include "../ibmc_sendq.h"
 #include "ibmc_mcast_impl.h"
 
 #define IBMC_MCAST_SIGNAL_EVERY 16
-
-int MPIDI_IBMC_mcast_post_to_group(MPIDI_IBMC_mcast_t * mc, const MPIDI_IBMC_mcast_group_t * g,
-                                   const void *buf, size_t len, uint32_t lkey,
-                                   unsigned send_flags)
-{
-    struct ibv_sge sge = {.addr = (uintptr_t) buf,.length = (uint32_t) len,.lkey = lkey };
-    struct ibv_send_wr wr, *bad;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = 1;               /* the one send its completion stands for */
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED | send_flags;
-    wr.wr.ud.ah = g->ah;
-    wr.wr.ud.remote_qpn = 0xffffff;     /* the multicast QPN */
-    wr.wr.ud.remote_qkey = g->qkey;
-    int rc = ibv_post_send(mc->qp, &wr, &bad);
-    if (!rc)
-        mc->sq_inflight++;
-    return rc;
-}
 
 /* Queued; the engine never queues more than post_room allowed. */
 static int io_post(void *io, ibmc_mcast_chan_t * ch, const void *pkt, size_t len)
@@ -119,7 +108,7 @@ static int io_post_ctl(void *io, ibmc_mcast_chan_t * ch, const void *pkt, size_t
 static int io_post_room(void *io, ibmc_mcast_chan_t * ch)
 {
     MPIDI_IBMC_mcast_t *mc = ((MPIDI_IBMC_state_t *) io)->mcast;
-    int limit = MPL_MIN(mc->sq_depth, (int) ch->tx.window), found;
+    int limit = MPL_MIN(mc->sq_depth, (int) ibmc_mcast_chan_window(ch)), found;
     if (mc->sq_inflight >= limit && MPIDI_IBMC_mcast_reap_sends(mc, &found) != MPI_SUCCESS)
         return 0;               /* the QP failed: the next poll reports it */
     return limit - mc->sq_inflight;
@@ -146,7 +135,7 @@ static int io_send_rc(void *io, ibmc_mcast_chan_t * ch, int to, const ibmc_mcast
         memcpy(buf + sizeof(*h), &ph, sizeof(ph));
     }
     return MPIDI_IBMC_send_ctrl(st, &st->conns[c->world[to]], IBMC_PKT_MCAST, 0, NULL, 0, buf,
-                                (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL);
+                                (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL, NULL);
 }
 
 /* The write goes when `to` has a board and the connection can take it now:
@@ -167,7 +156,7 @@ static int io_write_ack(void *io, ibmc_mcast_chan_t * ch, int to, uint64_t word,
     struct ibv_sge sge = {.addr = (uintptr_t) & word,.length = sizeof(word),.lkey = 0 };
     struct ibv_send_wr wr, *bad;
     memset(&wr, 0, sizeof(wr));
-    wr.wr_id = IBMC_WR_ID(IBMC_WR_RC_SEND, IBMC_WR_INLINE_WRITE_INDEX(st, conn->rank));
+    wr.wr_id = MPIDI_IBMC_wr_id_index(IBMC_WR_INLINE_WRITE, (uint32_t) conn->rank);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
@@ -188,23 +177,10 @@ static double io_now(void *io)
     return MPIDI_IBMC_now();
 }
 
-/* One turn of a wait inside MPI_Bcast: progress everything, with the
- * netmod's lock released and, in a build with the global critical section,
- * that section yielded, so that other threads' operations (another
- * communicator's broadcast among them) move too. */
-int MPIDI_IBMC_mcast_wait_turn(void)
-{
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-    int mpi_errno = MPID_Progress_test(NULL);
-    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-    return mpi_errno;
-}
-
 static int io_wait(void *io)
 {
     (void) io;
-    return MPIDI_IBMC_mcast_wait_turn();
+    return MPIDI_IBMC_wait_turn();
 }
 
 /* Under the VCI lock, as everything of the engine's; the netmod's progress
@@ -212,7 +188,7 @@ static int io_wait(void *io)
 static int io_poll(void *io)
 {
     (void) io;
-    return MPIDI_IBMC_progress_poll_noyield();
+    return MPIDI_IBMC_poll_turn(0);
 }
 
 static void *io_zalloc(void *io, size_t bytes)

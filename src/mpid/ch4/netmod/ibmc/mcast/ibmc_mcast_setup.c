@@ -3,13 +3,68 @@
  *     See COPYRIGHT in top-level directory
  */
 
-/* A communicator's channel (ibmc_mcast_impl.h): set up collectively on its
+/* Layer L5, multicast glue: setup (L5.3).  Below: group (joins, the
+ * routing probe), device (made on first use), the engine, the netmod's
+ * lower layers and MPICH's stock collectives for the members' agreement.
+ * Above: the receive path (L5.4) releases retired channels; bcast (L5.5)
+ * sets channels up and releases them, handing down the engine's operations
+ * of io (L5.4); finalize (L5.5) releases what is left.
+ *
+ * A communicator's channel (ibmc_mcast_impl.h): set up collectively on its
  * first multicast broadcast, or agreed unusable so that every member falls
- * back together; its ACK board; its release. */
+ * back together; its ACK board; its release.  And the process's multicast
+ * side, made by the first channel's setup. */
 
 #include <mpidimpl.h>
 #include "../ibmc_types.h"
 #include "ibmc_mcast_impl.h"
+
+/* the longest NAK timeout, probe and laggard-probe interval */
+#define IBMC_MCAST_NAK_MAX_US 100000
+/* Idle turns of a broadcast between clock reads, where the progress engine
+ * does not yield.  Such a turn polls the queues and returns in about a
+ * microsecond, so the NAK timer (200 us at first) and the root's question
+ * act at most some 16 us late; a clock that is a system call (a guest on
+ * HPET) is read 16 times less often.  Where a turn yields, it already
+ * costs a system call and may last a scheduling slice, and the clock is
+ * read every turn (params.clock_every): with MPIR_CVAR_IBMC_PROGRESS_YIELD
+ * in force, and under MPI_THREAD_MULTIPLE, where each wait turn yields
+ * MPICH's critical section to other threads. */
+#define IBMC_MCAST_CLOCK_EVERY 16
+
+/* The process's multicast side, made on first use: the engine under the
+ * CVARs' settings, the group pool, the fault injector and the device.  ops
+ * is the engine's operations on verbs (MPIDI_IBMC_mcast_ops, in io, a
+ * layer above this one): the caller hands it down, as a UCX caller hands
+ * its completion callback down in op->handler, so that this file names
+ * nothing above it. */
+static MPIDI_IBMC_mcast_t *mcast_get(MPIDI_IBMC_state_t * st, const ibmc_mcast_ops_t * ops)
+{
+    if (!st->mcast) {
+        char why[160];
+        MPIDI_IBMC_mcast_t *mc = MPL_calloc(1, sizeof(MPIDI_IBMC_mcast_t), MPL_MEM_OTHER);
+        if (!mc)
+            return NULL;
+        ibmc_mcast_params_t params = {
+            .window = (uint32_t) MPIR_CVAR_IBMC_MCAST_WINDOW,
+            .ack_every = (uint32_t) MPIR_CVAR_IBMC_MCAST_ACK_EVERY,
+            .subgroup = MPIR_CVAR_IBMC_MCAST_SUBGROUP,
+            .nak_timeout_us = (uint32_t) MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT,
+            .nak_max_us = IBMC_MCAST_NAK_MAX_US,
+            .rdma_acks = MPIR_CVAR_IBMC_MCAST_RDMA_ACKS,
+            .relay_on_loss = !MPIR_CVAR_IBMC_MCAST_COROOT_RELAY,
+            .clock_every = st->yield || MPIR_ThreadInfo.isThreaded ? 1 : IBMC_MCAST_CLOCK_EVERY
+        };
+        ibmc_mcast_engine_init(&mc->eng, ops, st, &params, &MPIDI_IBMC_pvars.mcast, &mc->faults);
+        st->mcast = mc;
+        ibmc_mcast_pool_init(&mc->pool, MPIR_CVAR_IBMC_MCAST_GROUPS);
+        /* MPI_Init checked the CVAR (MPIDI_IBMC_mcast_check_cvars) */
+        ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &mc->fault_spec, why, sizeof(why));
+        ibmc_mcast_faults_init(&mc->faults, &mc->fault_spec, (uint64_t) st->my_rank + 1);
+        MPIDI_IBMC_mcast_device_init(st, mc);
+    }
+    return st->mcast;
+}
 
 static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
 {
@@ -33,7 +88,8 @@ void MPIDI_IBMC_mcast_chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t *
                                    MPIDI_IBMC_mcast_chan_t * mch)
 {
     const ibmc_mcast_chan_t *c = &mch->ch;
-    if (MPIR_CVAR_IBMC_STATS && c->state != IBMC_MCAST_CHAN_FAILED) {
+    /* a channel that was set up, up to its probe at least */
+    if (MPIR_CVAR_IBMC_STATS && ibmc_mcast_chan_accepts(c)) {
         const uint64_t *n = c->rx.count;
         printf("ibmc-stats: rank %d mcast context %#x epoch %u size %d: rx delivered %llu held "
                "%llu duplicate %llu malformed %llu foreign %llu stale %llu out_of_window %llu "
@@ -105,7 +161,7 @@ static void board_get(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     c->board_mem = b;
 }
 
-/* Collective: set the channel of comm up, or agree that it cannot be. */
+/* qsort's ascending order of ints */
 static int cmp_int(const void *a, const void *b)
 {
     return (*(const int *) a > *(const int *) b) - (*(const int *) a < *(const int *) b);
@@ -130,7 +186,7 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
 
 /* Collective: set the channel of comm up, or agree that it cannot be. */
 int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
-                                MPIDI_IBMC_mcast_chan_t ** out)
+                                const ibmc_mcast_ops_t * ops, MPIDI_IBMC_mcast_chan_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
@@ -144,13 +200,14 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     } mine = { 0 }, *all = NULL;
     uint64_t *masks = NULL;
     int routed = 0;
-    MPIDI_IBMC_mcast_t *mc = MPIDI_IBMC_mcast_get(st);
+    MPIDI_IBMC_mcast_t *mc = mcast_get(st, ops);
     MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    /* zeroed, the engine's channel is NEW: it takes nothing, and every
+     * member falls back, until it is set up below */
     MPIDI_IBMC_mcast_chan_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!c, mpi_errno, MPI_ERR_OTHER, "**nomem");
     c->next = mc->chans;
     mc->chans = c;
-    c->ch.state = IBMC_MCAST_CHAN_FAILED;
     c->group = -1;
     comm->dev.ch4.netmod.ibmc.coll = c;
     *out = c;
@@ -264,7 +321,7 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     }
 
     /* third round: did the probe reach everyone */
-    c->ch.state = IBMC_MCAST_CHAN_PROBING;
+    ibmc_mcast_chan_set_probing(&c->ch);
     mpi_errno = MPIDI_IBMC_mcast_probe_group(st, mc, c, &routed);
     MPIR_ERR_CHECK(mpi_errno);
     mine.ok = (uint32_t) routed;
@@ -275,22 +332,22 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     MPIR_ERR_CHECK(mpi_errno);
     /* name a member the probe missed; rank 0 alone failing means an
      * acknowledgement came too late */
-    for (int r = 1; r < comm->local_size && c->ch.state != IBMC_MCAST_CHAN_FAILED; r++) {
+    for (int r = 1; r < comm->local_size && !ibmc_mcast_chan_is_failed(&c->ch); r++) {
         if (!all[r].ok) {
-            c->ch.state = IBMC_MCAST_CHAN_FAILED;
+            ibmc_mcast_chan_fail(&c->ch);
             snprintf(c->why, sizeof(c->why), "the group's probe did not reach rank %d within "
                      "%d s (MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", r,
                      MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
         }
     }
-    if (c->ch.state != IBMC_MCAST_CHAN_FAILED && !all[0].ok) {
-        c->ch.state = IBMC_MCAST_CHAN_FAILED;
+    if (!ibmc_mcast_chan_is_failed(&c->ch) && !all[0].ok) {
+        ibmc_mcast_chan_fail(&c->ch);
         snprintf(c->why, sizeof(c->why), "rank 0 did not hear from every member within %d s "
                  "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
     }
-    if (c->ch.state == IBMC_MCAST_CHAN_FAILED)
+    if (ibmc_mcast_chan_is_failed(&c->ch))
         goto fn_exit;
-    c->ch.state = IBMC_MCAST_CHAN_READY;
+    ibmc_mcast_chan_set_ready(&c->ch);
     /* no root sends before every member takes packets */
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     mpi_errno = MPIR_Barrier_impl(comm, &errflag);
