@@ -6,7 +6,7 @@
 # poll, premature), retransmissions, the questions (ACK requests) of a root
 # whose last packets stayed unacknowledged and how many went by multicast,
 # duplicates, and the point-to-point packets a broadcast took.  Counts, not
-# times, so the VM's scheduling does not blur them (doc/benchmarks.md).
+# times, so the VM's scheduling does not blur them (bench/README.md, "Counted work").
 #
 #   [IBMC_PREFIX=...] [LAYOUTS="2:2 4:4 8:8 8:4"] [SIZES="1 1024 16384 65536"]
 #   [ALGS="ibmc_mcast binomial"] [ITERS=200] [SYSCALLS=0|1] [CALLGRIND=0|1]

@@ -72,8 +72,8 @@ static void read_all(double *v, int *have)
  * broadcast on a channel runs on a NAK timeout that has learned nothing
  * yet, so a receiver may ask for packets the root is still sending; the
  * answer goes over RC and can land after the barriers, in the measured
- * broadcasts, as duplicates they did not cause (doc/benchmarks.md,
- * "Where the duplicates without loss came from"). */
+ * broadcasts, as duplicates they did not cause (2026-11-27,
+ * commit 5fc60de). */
 static void settle(double seconds)
 {
     double until = MPI_Wtime() + seconds;

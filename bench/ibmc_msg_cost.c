@@ -33,7 +33,7 @@
  *
  * The counts are dumped by a callgrind client request before MPI_Finalize,
  * so an MPI that crashes in MPI_Finalize (stock ch4:ofi sometimes does in
- * this VM: doc/benchmarks.md) still leaves them.  The receiving rank checks
+ * this VM, 2026-11-23 to 2026-11-25) still leaves them.  The receiving rank checks
  * every message bit-exact; rank 0 prints "send-cost: SIZE ITERS ok" or
  * "recv-cost: SIZE ITERS ok", and the program exits non-zero on a wrong
  * byte. */

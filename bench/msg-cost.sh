@@ -14,7 +14,7 @@
 #   [RECV_ITERS=200] [SIDES="send recv syscalls"] bench/msg-cost.sh
 #
 # An instruction count does not move with the load of the machine, so this
-# compares message paths where the VM's timings cannot (doc/benchmarks.md).
+# compares message paths where the VM's timings cannot (bench/README.md).
 # It counts user-space instructions only (MPI, verbs provider, libc): the
 # doorbell system call and the kernel (or HCA) work behind it are not in it.
 # On a host without an RDMA device it runs inside the Soft-RoCE VM.

@@ -121,7 +121,7 @@ timeout_s=${IBMC_BENCH_TIMEOUT:-900}
 # Unbound by default.  Unbound runs on the 2-CPU VM were bimodal; binding
 # the ranks one per core (and perftest's sides to CPUs 0 and 1) did not
 # remove that for the MPIs and made their latency worse, while Soft-RoCE's
-# kernel work shares the same two CPUs (doc/benchmarks.md, 2026-11-24).
+# kernel work shares the same two CPUs (2026-11-24, commit 60ab5f9).
 bind=${IBMC_BENCH_BIND-none}
 [[ $bind == none ]] && bind=
 read -ra tests <<<"${IBMC_BENCH_TESTS:-latency bw bibw}"
@@ -156,7 +156,7 @@ done
     echo "date: $(date -Is)"
     echo "host: $(uname -n) $(uname -r) in_vm=${IBMC_IN_VM:-0} cpus=$(nproc) vm_cpu=${IBMC_VM_CPU:-max}"
     # with PCLMULQDQ the kernel's RoCE ICRC of long payloads runs in FPU
-    # sections, which cost microseconds under emulation (doc/benchmarks.md)
+    # sections, which cost microseconds under emulation (2026-11-23, commit 3a7eb98)
     echo "pclmulqdq: $(grep -qw pclmulqdq /proc/cpuinfo && echo yes || echo no)"
     echo "reps: $REPS"
     echo "tests: ${tests[*]}"

@@ -9,7 +9,7 @@
 # Each NAME runs ibmc_pt2pt_bench with those variables set (a NAME with no
 # "=" runs the defaults); "ofi" is added unless OFI_PREFIX is empty.  Prints
 # the per-size medians, one column per setting.  Example, the eager-window
-# comparison of doc/benchmarks.md:
+# comparison of 2026-11-23 (commit 3a7eb98; doc/design.md):
 #
 #   bench/experiments/cvar-ab.sh default \
 #       fixed16=MPIR_CVAR_IBMC_EAGER_CREDITS_MAX=16 \
@@ -57,7 +57,7 @@ print("# %s, medians of %s runs" % (open(raw + "/date").read().strip(),
                                     open(raw + "/reps").read().strip()))
 # Medians, then the best run of each setting (lowest latency, highest
 # bandwidth): the VM's runs fall into a fast and a slow mode, and best
-# against best compares fast modes (doc/benchmarks.md, "Shorter headers").
+# against best compares fast modes (bench/README.md).
 for t in open(raw + "/tests").read().split():
     vals = {}
     for n in names:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/experiments/rndv-read-settings.sh: does a rendezvous READ setting
-# explain ibmc's bi-directional bandwidth at 1-4 MiB (doc/benchmarks.md,
-# "Rendezvous READ settings")?  Needs an ibmc build with the environment
+# explain ibmc's bi-directional bandwidth at 1-4 MiB (2026-11-23,
+# commit 83880f3; doc/design.md, "Rendezvous")?  Needs an ibmc build with the environment
 # overrides of rndv-read-settings.diff, which is not part of ibmc:
 #
 #   git apply bench/experiments/rndv-read-settings.diff

@@ -1,5 +1,6 @@
 #!/bin/bash
-# test/mpich/build-tests.sh PREFIX DIR
+# test/mpich/build-tests.sh PREFIX [DIR]
+# test/mpich/build-tests.sh --dir PREFIX   (print the cached DIR and exit)
 # Configure MPICH's own test suite (mpich/test/mpi) against the installed
 # PREFIX in DIR and compile the directories ibmc is tested with, on the host
 # (compiling inside the emulated test VM would be ten times slower).  Then
@@ -8,22 +9,38 @@
 # the part of that named in test/mpich/ci-tests.txt; test/fabric-suite.sh
 # copies the one it runs to testlist.  IBMC_MPICH_LEVEL=ci (the default)
 # compiles only the programs of the CI slice; full compiles every program.
+#
+# Without DIR the tree is kept in $IBMC_CACHE/mpitests/KEY, KEY a hash of
+# what the programs are made from: MPICH's release, the install's headers
+# and compiler wrapper, the lists and this script.  The programs link
+# libmpi.so by its path, so a rebuilt netmod does not change them, and a
+# fresh checkout with a cached install does not configure test/mpi again.
 set -euo pipefail
-prefix=$1 dir=$2
-level=${IBMC_MPICH_LEVEL:-ci}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/test/mpich
+. "$top/maint/mpich-source.sh"
+print_dir=0
+if [ "${1:-}" = --dir ]; then print_dir=1; shift; fi
+prefix=$1
+level=${IBMC_MPICH_LEVEL:-ci}
 dirs=$(grep -v '^#' "$here/dirs.txt" | xargs)
+want="$prefix $level $MPICH_SHA256 $(cat "$here/dirs.txt" "$here/exclude.txt" "$here/ci-tests.txt" "$0" \
+        "$prefix"/include/*.h "$prefix/bin/mpicc" | sha256sum | cut -c1-16)"
+dir=${2:-$IBMC_CACHE/mpitests/$level-${want##* }}
+if [ "$print_dir" = 1 ]; then echo "$dir"; exit 0; fi
 stamp=$dir/.ibmc-built
-want="$prefix $level $(sha256sum "$here/dirs.txt" "$here/exclude.txt" "$here/ci-tests.txt" "$0" | sha256sum)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     echo "build-tests: $dir is up to date" >&2
     exit 0
 fi
+if [ -z "${2:-}" ]; then
+    # the cache keeps the two newest trees of each level
+    { ls -dt "$IBMC_CACHE/mpitests/$level-"* 2>/dev/null || true; } | { grep -vxF "$dir" || true; } |
+        tail -n +2 | xargs -r rm -rf
+fi
 # The suite is MPICH's, unpatched (the series never touches test/), so take
 # it from the verified release tarball, unpacked once into the cache.  A
 # fresh clone whose MPICH build is cached has no ./mpich to take it from.
-. "$top/maint/mpich-source.sh"
 src=$IBMC_CACHE/src/mpich-$MPICH_VERSION-test-mpi-${MPICH_SHA256:0:16}
 if [ ! -x "$src/configure" ]; then
     tarball=$(ibmc_mpich_tarball)
