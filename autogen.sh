@@ -28,7 +28,9 @@ for tool in autoconf automake libtoolize python3 patch; do
     command -v $tool >/dev/null || ibmc_die "$tool is missing (Debian: apt-get install autoconf automake libtool python3 patch)"
 done
 
-overlay_files() { (cd "$top" && find src -type f | LC_ALL=C sort); }
+# the overlay: the netmod and algorithms under src/, and the selection file
+# beside MPICH's own tuning files under maint/tuning/coll/
+overlay_files() { (cd "$top" && find src maint/tuning -type f | LC_ALL=C sort); }
 patch_files() { (cd "$top" && ls maint/patches/*.patch | LC_ALL=C sort); }
 
 # The key names everything that goes into ./mpich.

@@ -10,7 +10,7 @@
 # 8 B x the low end of each doubling of the communicator's size in all
 # (MPICH sizes an allgather only by total_msg_size).  A projection where
 # ibmc_mcast never wins
-# must write no file.  Then the committed src/mpi/coll/ibmc/ibmc-sim-tuning.json
+# must write no file.  Then the committed maint/tuning/coll/ibmc/ibmc-sim-tuning.json
 # must be MPICH's default with only the intra-communicator bcast and
 # allgather subtrees changed, and may ask for avg_msg_size only under the
 # collectives MPICH's csel.c defines it for (get_avg_msgsize; any other
@@ -81,7 +81,7 @@ if python3 tuning.py "$TMP/lose.tsv" "$TMP/generic.json" "$TMP/none.json" 2>/dev
 fi
 generic=../../mpich/maint/tuning/coll/mpir/generic.json
 csel=../../mpich/src/mpi/coll/src/csel.c
-committed=../../src/mpi/coll/ibmc/ibmc-sim-tuning.json
+committed=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
 if [ ! -f "$generic" ] || [ ! -f "$csel" ]; then
     # shellcheck source=../../maint/mpich-source.sh
     tarball=$(. ../../maint/mpich-source.sh && ibmc_mpich_tarball) ||

@@ -14,7 +14,7 @@
 #                                  (doc/results.md, between
 #                                  <!-- sim-projection:begin/end -->), draws
 #                                  doc/img/sim_projection.png and writes
-#                                  src/mpi/coll/ibmc/ibmc-sim-tuning.json
+#                                  maint/tuning/coll/ibmc/ibmc-sim-tuning.json
 #                                  (tuning.py; needs MPICH's source, ./autogen.sh;
 #                                  with OUTDIR/allgather.tsv of project-allgather.sh
 #                                  it also picks MPI_Allgather's algorithm)
@@ -169,7 +169,7 @@ if [ -n "$doc" ]; then
         # ran into the same OUTDIR first (maint/bench-all --sim)
         ag=; [ -f "$OUT/allgather.tsv" ] && ag="--allgather $OUT/allgather.tsv"
         # shellcheck disable=SC2086
-        python3 tuning.py "$tsv" "$generic" "$top/src/mpi/coll/ibmc/ibmc-sim-tuning.json" $ag || fail=1
+        python3 tuning.py "$tsv" "$generic" "$top/maint/tuning/coll/ibmc/ibmc-sim-tuning.json" $ag || fail=1
     else
         echo "project: $generic not found (run ./autogen.sh first): no selection file" >&2
     fi

@@ -10,8 +10,9 @@ mpi_core_sources += src/mpi/coll/ibmc/bcast_intra_ibmc_mcast.c
 mpi_core_sources += src/mpi/coll/ibmc/allgather_intra_ibmc_node_rd.c
 
 # The opt-in selection file generated from the simulator's projection
-# (bench/sim/tuning.py): $(datadir)/ibmc/ibmc-sim-tuning.json, for
+# (bench/sim/tuning.py), kept beside MPICH's own tuning files:
+# $(datadir)/ibmc/ibmc-sim-tuning.json, for
 # MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE.
 ibmc_tuningdir = $(datadir)/ibmc
-ibmc_tuning_DATA = src/mpi/coll/ibmc/ibmc-sim-tuning.json
-EXTRA_DIST += src/mpi/coll/ibmc/ibmc-sim-tuning.json
+ibmc_tuning_DATA = maint/tuning/coll/ibmc/ibmc-sim-tuning.json
+EXTRA_DIST += maint/tuning/coll/ibmc/ibmc-sim-tuning.json
