@@ -436,7 +436,7 @@ static int op_wait(void *io)
 {
     node_t *me = io;
     int n = 0, err, release;
-    /* as the netmod's progress hook (ibmc_mcast_qp.c) on every poll: a
+    /* as the netmod's progress hook (mcast/ibmc_mcast_recv.c) on every poll: a
      * co-root's relays left for its next turn go now */
     if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
         return err;

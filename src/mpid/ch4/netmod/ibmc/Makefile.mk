@@ -28,6 +28,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/ibmc_pre.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_noderd.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_ipoib.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_nodeseg.h \
+                      src/mpid/ch4/netmod/ibmc/ibmc_nodeseg_impl.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_util.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_buffers.h \
                       src/mpid/ch4/netmod/ibmc/ibmc_wr.h \

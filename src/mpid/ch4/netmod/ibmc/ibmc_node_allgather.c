@@ -39,7 +39,7 @@
 #include <signal.h>
 #include "ibmc_types.h"
 #include "ibmc_util.h"
-#include "ibmc_nodeseg.h"
+#include "ibmc_nodeseg_impl.h"
 #include "ibmc_coll.h"
 
 /*

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include "ibmc_types.h"
 #include "ibmc_util.h"
-#include "ibmc_nodeseg.h"
+#include "ibmc_nodeseg_impl.h"
 #include "ibmc_qp_fault.h"
 
 /*

@@ -72,6 +72,49 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
+/* A type 2 memory window and the rkey of its latest bind. */
+typedef struct MPIDI_IBMC_mw {
+    struct ibv_mw *mw;
+    uint32_t rkey;
+    struct MPIDI_IBMC_mw *next; /* in the free pool */
+} MPIDI_IBMC_mw_t;
+
+/* The sender's half of a rendezvous: its buffer stays registered, and the
+ * request incomplete, until the receiver's IBMC_PKT_RNDV_FIN and, with a
+ * memory window, until the window is invalidated. */
+typedef struct MPIDI_IBMC_rndv_send {
+    MPIR_Request *sreq;
+    int handler_id;
+    int peer;
+    MPIDI_IBMC_reg_t reg;
+    const void *buf;
+    size_t len;
+    MPIDI_IBMC_mw_t *mw;        /* the peer reads through it; NULL: through reg's rkey */
+    struct MPIDI_IBMC_rndv_send *next;  /* waiting for its window's invalidation */
+    MPIDI_IBMC_wr_ctx_t bind_wr, inv_wr;        /* the window's bind and invalidation */
+} MPIDI_IBMC_rndv_send_t;
+
+/* The receiver's half: RDMA READs from the sender's buffer straight into the
+ * matched receive buffer (or, when that is not contiguous, into a bounce
+ * buffer that is then unpacked). */
+typedef struct MPIDI_IBMC_rdma_read {
+    struct MPIDI_IBMC_rdma_read *next;
+    MPIR_Request *rreq;
+    int peer;
+    uint64_t raddr;
+    uint32_t rkey;
+    uint64_t cookie;
+    char *laddr;
+    size_t len, posted, done;
+    int wrs_inflight;
+    MPIDI_IBMC_reg_t reg;
+    char *bounce;               /* non-NULL: laddr is this, unpack when done */
+    int stale_probe;            /* MPIR_CVAR_IBMC_FAULT_QP_ERROR's read of a finished transfer */
+    MPIDI_IBMC_wr_ctx_t wr;     /* every READ work request of the transfer */
+} MPIDI_IBMC_rdma_read_t;
+
+static int post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
+
 #define RNDV_RREQ(rreq) (MPIDIG_REQUEST(rreq, netmod_am.ibmc))
 
 /* ---- the sender's window onto its buffer ----
@@ -342,7 +385,7 @@ static int stale_read(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     else
         conn->rd_head = rd;
     conn->rd_tail = rd;
-    mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+    mpi_errno = post_reads(st, conn);
   fn_fail:
     return mpi_errno;
 }
@@ -436,7 +479,7 @@ static int read_start(MPIDI_IBMC_state_t * st, MPIR_Request * rreq)
         conn->rd_head = rd;
     conn->rd_tail = rd;
     if (conn->cm.state == IBMC_CM_CONNECTED)
-        mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+        mpi_errno = post_reads(st, conn);
     else
         MPIDI_IBMC_conn_mark_busy(st, conn);
   fn_exit:
@@ -489,7 +532,7 @@ int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
     return mpi_errno;
 }
 
-int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
+static int post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     int mpi_errno = MPI_SUCCESS;
 
@@ -565,7 +608,7 @@ int MPIDI_IBMC_rndv_service(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn)
 {
     if (conn->cm.state != IBMC_CM_CONNECTED)
         return MPI_SUCCESS;
-    int mpi_errno = MPIDI_IBMC_rndv_post_reads(st, conn);
+    int mpi_errno = post_reads(st, conn);
     if (!mpi_errno && conn->inv_head)
         mpi_errno = post_invs(st, conn);
     return mpi_errno;

@@ -18,7 +18,6 @@ int MPIDI_IBMC_rndv_recv(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn,
                          const ibmc_pkt_view_t * v);
 int MPIDI_IBMC_rndv_fin(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn, const char *payload,
                         size_t plen);
-int MPIDI_IBMC_rndv_post_reads(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);
 /* post the connection's waiting READs and window invalidations, as far as
  * its send queue allows (the busy-list walk calls it before the send queue) */
 int MPIDI_IBMC_rndv_service(MPIDI_IBMC_state_t * st, MPIDI_IBMC_conn_t * conn);

@@ -70,46 +70,11 @@ typedef struct MPIDI_IBMC_sendop {
     char am_hdr[];
 } MPIDI_IBMC_sendop_t;
 
-/* A type 2 memory window and the rkey of its latest bind. */
-typedef struct MPIDI_IBMC_mw {
-    struct ibv_mw *mw;
-    uint32_t rkey;
-    struct MPIDI_IBMC_mw *next; /* in the free pool */
-} MPIDI_IBMC_mw_t;
-
-/* The sender's half of a rendezvous: its buffer stays registered, and the
- * request incomplete, until the receiver's IBMC_PKT_RNDV_FIN and, with a
- * memory window, until the window is invalidated. */
-typedef struct MPIDI_IBMC_rndv_send {
-    MPIR_Request *sreq;
-    int handler_id;
-    int peer;
-    MPIDI_IBMC_reg_t reg;
-    const void *buf;
-    size_t len;
-    MPIDI_IBMC_mw_t *mw;        /* the peer reads through it; NULL: through reg's rkey */
-    struct MPIDI_IBMC_rndv_send *next;  /* waiting for its window's invalidation */
-    MPIDI_IBMC_wr_ctx_t bind_wr, inv_wr;        /* the window's bind and invalidation */
-} MPIDI_IBMC_rndv_send_t;
-
-/* The receiver's half: RDMA READs from the sender's buffer straight into the
- * matched receive buffer (or, when that is not contiguous, into a bounce
- * buffer that is then unpacked). */
-typedef struct MPIDI_IBMC_rdma_read {
-    struct MPIDI_IBMC_rdma_read *next;
-    MPIR_Request *rreq;
-    int peer;
-    uint64_t raddr;
-    uint32_t rkey;
-    uint64_t cookie;
-    char *laddr;
-    size_t len, posted, done;
-    int wrs_inflight;
-    MPIDI_IBMC_reg_t reg;
-    char *bounce;               /* non-NULL: laddr is this, unpack when done */
-    int stale_probe;            /* MPIR_CVAR_IBMC_FAULT_QP_ERROR's read of a finished transfer */
-    MPIDI_IBMC_wr_ctx_t wr;     /* every READ work request of the transfer */
-} MPIDI_IBMC_rdma_read_t;
+/* rendezvous' state (ibmc_rndv.c): the connection and the state hold
+ * only pointers to it */
+struct MPIDI_IBMC_mw;
+struct MPIDI_IBMC_rndv_send;
+struct MPIDI_IBMC_rdma_read;
 
 /* One peer: its RC queue pair and everything in flight to or from it. */
 typedef struct MPIDI_IBMC_conn {
@@ -126,7 +91,7 @@ typedef struct MPIDI_IBMC_conn {
     ibmc_credit_t cr;           /* eager flow control towards and from this peer */
     int credit_pending;         /* a credit packet is due but could not be posted */
     MPIDI_IBMC_sendop_t *q_head, *q_tail;
-    MPIDI_IBMC_rdma_read_t *rd_head, *rd_tail;  /* reads not yet fully posted */
+    struct MPIDI_IBMC_rdma_read *rd_head, *rd_tail;     /* reads not yet fully posted */
     struct MPIDI_IBMC_rndv_send *inv_head, *inv_tail;   /* windows to invalidate */
     struct MPIDI_IBMC_conn *next_busy;
     int on_busy_list;
@@ -204,7 +169,7 @@ typedef struct MPIDI_IBMC_state {
     ibmc_cookie_table_t rndv_cookies;   /* what a peer's FIN may name (ibmc_cookie.h) */
     ibmc_am_rules_t am_rules;   /* what a packet may ask of MPIDIG (ibmc_am_check.h) */
     int use_mw;                 /* peers read through per-transfer memory windows */
-    MPIDI_IBMC_mw_t *mw_pool;   /* unbound windows */
+    struct MPIDI_IBMC_mw *mw_pool;      /* unbound windows */
     int mw_ops_inflight, max_mw_ops;    /* binds and invalidations posted, and their bound */
 
     /* MPIR_CVAR_IBMC_FAULT_QP_ERROR (ibmc_qp_fault.c): 0, or the post that breaks a QP */

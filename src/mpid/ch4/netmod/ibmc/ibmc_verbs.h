@@ -53,7 +53,7 @@ int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int r
 /* Change a UD QP's Q_Key (RTS to RTS). */
 int ibmc_verbs_set_qkey(struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
 
-/* The multicast channel's UD QP (mcast/ibmc_mcast_qp.c): on its own completion
+/* The multicast channel's UD QP (mcast/ibmc_mcast_device.c): on its own completion
  * queues, one for sends and one for receives, with the Q_Key of its groups,
  * brought to RTS.  *max_inline: the bytes a send may carry inline (0 on a
  * device that cannot).  *self_blocked: 1 if the device took

@@ -4,7 +4,7 @@
  */
 
 /* ibmc_info: the multicast check.  It takes the path ibmc's multicast
- * channel takes (mcast/ibmc_mcast_qp.c): an rdma_cm UD id bound to the IPv4 address
+ * channel takes (mcast/ibmc_mcast_device.c): an rdma_cm UD id bound to the IPv4 address
  * that the port's GID maps, rdma_join_multicast on a group (the subnet
  * manager answers on InfiniBand, an IGMP join on RoCE), a UD queue pair with
  * rdma_cm's Q_Key attached to the group; then it sends one probe datagram to
@@ -375,7 +375,7 @@ int info_mcast_check(const info_pick_t * pick, const char *group, double timeout
                m.group_str, (int) getpid());
     }
 
-    /* as mcast/ibmc_mcast_qp.c's local_ipv4: rdma_cm binds to the IPv4 address of
+    /* as mcast/ibmc_mcast_device.c's local_ipv4: rdma_cm binds to the IPv4 address of
      * the port's IPoIB interface on InfiniBand, to the one the GID maps on
      * RoCE */
     memset(&src, 0, sizeof(src));
