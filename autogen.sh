@@ -96,11 +96,13 @@ echo "ibmc: running MPICH's autogen.sh (about 1-2 minutes)"
 (cd "$stage" && ./autogen.sh -quick) > "$stage/ibmc-autogen.log" 2>&1 ||
     { tail -30 "$stage/ibmc-autogen.log" >&2; ibmc_die "MPICH's autogen.sh failed (log above)"; }
 
-# extractcvars names each CVAR's source by its absolute path, here the
-# staging folder's, which changes every run: the generated files would
-# differ each time, and since every file of MPICH includes mpir_cvars.h,
-# ccache would miss them all.  Name the sources relative to the tree.
-sed -i "s|$stage/maint/\.\./||g; s|$stage/||g" "$stage/src/include/mpir_cvars.h" "$stage/src/util/mpir_cvars.c"
+# extractcvars stamps its output with the time it ran and names each
+# CVAR's source by its absolute path, here the staging folder's: the
+# generated files would differ every run, and since every file of MPICH
+# includes mpir_cvars.h, ccache would miss them all.  Leave the time out
+# and name the sources relative to the tree.
+sed -i -e "s|$stage/maint/\.\./||g; s|$stage/||g" -e 's|^ \*   on:   .*$| *   on:   (time left out by ibmc'"'"'s autogen.sh)|' \
+    "$stage/src/include/mpir_cvars.h" "$stage/src/util/mpir_cvars.c"
 
 echo "$key" > "$stage/.ibmc-key"
 rm -rf "$out"
