@@ -38,7 +38,20 @@
  *   poll      the same, never blocking.
  * CPU: every message handled or sent costs --cpu-per-pkt us of the node's
  * time (sg_actor_sleep_for, paid before the node's next send or at the end
- * of its wait turn).  See README.md for what is and is not modelled. */
+ * of its wait turn).  See README.md for what is and is not modelled.
+ *
+ * --grid R: the nodes are R rows of N/R consecutive nodes, each row a
+ * channel of its own (ranks 0..N/R-1, the same context id and epoch in
+ * every row, as MPI_Comm_split gives disjoint siblings), and every row
+ * broadcasts at once.  With --groups separate a row's multicast packets
+ * reach its own nodes only; with --groups shared they reach every node,
+ * and a node hands another row's packet to its channel with source -1,
+ * as the receive path does for a sender that is no member: the engine
+ * refuses it as foreign, and the node pays --cpu-per-pkt for it.
+ *
+ * --inflight K (rate mode): each node keeps K broadcasts posted
+ * (ibmc_mcast_op_post, MPI_Ibcast's path) and waits for the oldest, and
+ * only ibmc_mcast_chan_progress runs them (run_posted). */
 
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -89,12 +102,17 @@ static struct {
     int platform_only;          /* ... and exit */
     int topology;               /* TOPO_AUTO, TOPO_STAR, TOPO_FATTREE */
     int leaf;                   /* fat tree: members per leaf switch */
+    int grid;                   /* --grid R: R rows of nodes/R, each a channel of its own,
+                                 * broadcasting at once; 0: one channel of every node */
+    int groups_shared;          /* --groups shared: one multicast group for every row */
+    int inflight;               /* --inflight K: broadcasts each node keeps posted
+                                 * (ibmc_mcast_op_post); 0: ibmc_mcast_bcast, blocking */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.relay_on_loss = 1,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
     .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,.reorder_delay = 5e-6,
     .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
-    .platform_only = 0,.topology = 0,.leaf = 32
+    .platform_only = 0,.topology = 0,.leaf = 32,.grid = 0,.groups_shared = 0,.inflight = 0
 };
 
 enum { TOPO_AUTO = 0, TOPO_STAR = 1, TOPO_FATTREE = 2 };
@@ -106,6 +124,9 @@ static const char *const topo_name[] = { "auto", "star", "fattree" };
 
 enum { MODE_LATENCY = 0, MODE_RATE = 1, MODE_SKEW = 2 };
 static const char *const mode_name[] = { "latency", "rate", "skew" };
+
+/* --groups: index 1 is shared, opt.groups_shared */
+static const char *const groups_name[] = { "separate", "shared" };
 
 /* ---- deterministic random numbers (splitmix64) ---- */
 
@@ -175,6 +196,7 @@ static void msg_unref(void *p)
 
 typedef struct {
     int id;
+    int rank, base;             /* its rank in its row's channel; the row's first node */
     ibmc_mcast_engine_t eng;
     ibmc_mcast_stats_t st;
     ibmc_mcast_chan_t ch;
@@ -184,7 +206,8 @@ typedef struct {
     size_t in_head, in_n, in_cap;
     sg_sem_t wake;              /* released when something arrives while it sleeps */
     int sleeping;
-    int in_bcast;               /* inside ibmc_mcast_bcast: the engine's timers run */
+    int in_bcast;               /* inside ibmc_mcast_bcast, or a posted broadcast runs:
+                                 * its timers count */
     sg_comm_t *sq;              /* posts not yet completed, oldest first (a ring) */
     int sq_head, sq_n;
     double debt;                /* CPU time owed, s */
@@ -196,6 +219,9 @@ typedef struct {
     uint64_t refused;           /* correct packets refused: out of window, wrong source,
                                  * malformed, length mismatch (none may be) */
     uint64_t handled, sent;     /* messages taken in and sent (RC and multicast posts) */
+    uint64_t mc_in, mc_own;     /* multicast packets the fabric sent it; of them, its row's */
+    uint64_t taken_other;       /* multicast packets of other rows handed to its channel */
+    uint64_t foreign;           /* packets its channel refused as another's (RX_FOREIGN) */
     int err;
 } node_t;
 
@@ -205,7 +231,10 @@ static struct {
     sg_mailbox_t sw;            /* the star's switch, or the fat tree's core */
     sg_mailbox_t *lsw;          /* fat tree: the leaf switches */
     int leaves;                 /* fat tree: how many */
-    double *t_start, *t_end;    /* by iteration: root's start, last member's completion */
+    int row;                    /* members of a channel: nodes / --grid, or every node */
+    double *t_start, *t_end;    /* by iteration: first root's start, last member's completion */
+    int *starts;                /* by iteration: roots started */
+    double *row_start, *row_end;        /* by row and iteration: as t_start and t_end */
     double *t_root;             /* by iteration: the root's own completion */
     int *iter_done;             /* by iteration: members done */
     int finished;               /* members done with every iteration */
@@ -213,6 +242,8 @@ static struct {
     uint64_t sw_drops, sw_copies, sw_dups, sw_reordered;
     double in_bcast;            /* receivers' time inside ibmc_mcast_bcast, summed, s */
     uint64_t in_bcast_n;        /* ... over this many (receiver, broadcast) pairs */
+    int posted_max;             /* --inflight: the longest queue of posted broadcasts a
+                                 * channel held, the running one included */
 } g;
 
 static unsigned char byte_of(int k, uint64_t i)
@@ -297,7 +328,7 @@ static int op_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_
             memcpy(m->data, &hd, sizeof(hd));
         }
     }
-    sg_comm_t comm = sg_mailbox_put_init(g.mb[to], m, (long) (sizeof(*h) + len));
+    sg_comm_t comm = sg_mailbox_put_init(g.mb[me->base + to], m, (long) (sizeof(*h) + len));
     sg_comm_detach(comm, msg_free);
     return 0;
 }
@@ -324,10 +355,14 @@ static int dispatch(node_t * me, msg_t * m)
     int err;
     me->handled++;
     if (m->kind == MSG_MCAST) {
-        err = ibmc_mcast_mcast_in(&me->ch, m->data, m->len, m->src);
+        /* the receive path names a sender outside the channel -1, as
+         * ibmc_mcast_recv.c does for a queue pair no member owns */
+        int own = m->src >= me->base && m->src < me->base + g.row;
+        me->taken_other += !own;
+        err = ibmc_mcast_mcast_in(&me->ch, m->data, m->len, own ? m->src - me->base : -1);
         msg_unref(m);
     } else {
-        err = ibmc_mcast_rc_in(&me->ch, m->src, &m->h, m->data, m->len);
+        err = ibmc_mcast_rc_in(&me->ch, m->src - me->base, &m->h, m->data, m->len);
         free(m);
     }
     me->debt += opt.cpu;
@@ -414,7 +449,8 @@ static double until(double due)
 }
 
 /* How long an idle node may sleep: until the engine's next timer, inside a
- * broadcast or, as a root, on its unacknowledged last packets; a root with
+ * broadcast (ibmc_mcast_bcast, or the posted one that runs) or, as a root,
+ * on its unacknowledged last packets; a root with
  * a full send queue looks again every --poll-us; otherwise only messages
  * and the end of the barrier wake it, bounded by 1 ms of simulated time. */
 static double idle_for(node_t * me)
@@ -432,14 +468,11 @@ static double idle_for(node_t * me)
     return t;
 }
 
-static int op_wait(void *io)
+/* The rest of a wait turn, after the channel's progress: what has arrived
+ * goes to the engine; with nothing, the node sleeps (idle_for). */
+static int wait_rest(node_t * me)
 {
-    node_t *me = io;
-    int n = 0, err, release;
-    /* as the netmod's progress hook (mcast/ibmc_mcast_recv.c) on every poll: a
-     * co-root's relays left for its next turn go now */
-    if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
-        return err;
+    int n = 0, err;
     if ((err = take_arrived(me, &n)))
         return err;
     if (n)
@@ -457,6 +490,17 @@ static int op_wait(void *io)
         return SIM_ERR_TIMEOUT;
     }
     return 0;
+}
+
+static int op_wait(void *io)
+{
+    node_t *me = io;
+    int err, release;
+    /* as the netmod's progress hook (mcast/ibmc_mcast_recv.c) on every poll: a
+     * co-root's relays left for its next turn go now */
+    if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
+        return err;
+    return wait_rest(me);
 }
 
 static void *op_zalloc(void *io, size_t bytes)
@@ -499,6 +543,19 @@ static int leaf_count(void)
 static int leaf_end(int l)
 {
     return (l + 1) * opt.leaf < opt.nodes ? (l + 1) * opt.leaf : opt.nodes;
+}
+
+/* The members of the multicast group m was posted to, *first..*last-1:
+ * every node, unless each row of the grid has a group of its own. */
+static void group_of(const msg_t * m, int *first, int *last)
+{
+    if (opt.grid && !opt.groups_shared) {
+        *first = m->src / g.row * g.row;
+        *last = *first + g.row;
+    } else {
+        *first = 0;
+        *last = opt.nodes;
+    }
 }
 
 /* A copy the fabric holds back for a while (--reorder). */
@@ -588,6 +645,8 @@ static void to_members(fanout_t * f, msg_t * m, int first, int last, unsigned ch
         keep[i] = d != m->src && !(opt.loss > 0 && rng_unit() < opt.loss);
         twice[i] = keep[i] && opt.dup > 0 && rng_unit() < opt.dup;
         copies += keep[i] + twice[i];
+        g.node[d].mc_in += keep[i] + twice[i];
+        g.node[d].mc_own += (uint64_t) (keep[i] + twice[i]) * (d / g.row == m->src / g.row);
         g.sw_drops += d != m->src && !keep[i];
         g.sw_dups += twice[i];
     }
@@ -624,8 +683,10 @@ static void switch_main(int argc, char *argv[])
     unsigned char *keep = malloc((size_t) opt.nodes), *twice = malloc((size_t) opt.nodes);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
+        int gf, gl;
+        group_of(m, &gf, &gl);
         fanout_t *f = fanout_new(m, 2 * opt.nodes);
-        to_members(f, m, 0, opt.nodes, keep, twice);
+        to_members(f, m, gf, gl, keep, twice);
         fanout_start(f);
         msg_unref(m);
     }
@@ -634,8 +695,9 @@ static void switch_main(int argc, char *argv[])
 /* Fat tree (IB switches replicate a multicast packet where the group's
  * spanning tree branches, so each link carries it once): leaf switch l
  * ("lsw<l>") hands a packet from one of its members to its other members
- * and sends it once up to the core; a packet from the core goes to all of
- * its members. */
+ * in the group and, when the group has members under other leaves, sends
+ * it once up to the core; a packet from the core goes to all of its
+ * members in the group. */
 static void leaf_main(int argc, char *argv[])
 {
     (void) argc;
@@ -644,19 +706,21 @@ static void leaf_main(int argc, char *argv[])
     unsigned char *keep = malloc((size_t) opt.leaf), *twice = malloc((size_t) opt.leaf);
     for (;;) {
         msg_t *m = sg_mailbox_get(g.lsw[l]);
+        int gf, gl;
+        group_of(m, &gf, &gl);
         fanout_t *f = fanout_new(m, 2 * (last - first) + 1);
-        if (m->src >= first && m->src < last && g.leaves > 1) {
+        if (m->src >= first && m->src < last && (gf < first || gl > last)) {
             m->refs++;
             f->to[f->n++] = g.sw;
         }
-        to_members(f, m, first, last, keep, twice);
+        to_members(f, m, gf > first ? gf : first, gl < last ? gl : last, keep, twice);
         fanout_start(f);
         msg_unref(m);
     }
 }
 
-/* The core ("sw") sends each packet once down to every leaf switch but
- * the one it came from. */
+/* The core ("sw") sends each packet once down to every leaf switch with
+ * members of its group but the one it came from. */
 static void core_main(int argc, char *argv[])
 {
     (void) argc;
@@ -664,10 +728,11 @@ static void core_main(int argc, char *argv[])
     sg_mailbox_set_receiver("sw");
     for (;;) {
         msg_t *m = sg_mailbox_get(g.sw);
-        int from = m->src / opt.leaf;
+        int from = m->src / opt.leaf, gf, gl;
+        group_of(m, &gf, &gl);
         fanout_t *f = fanout_new(m, g.leaves);
         for (int l = 0; l < g.leaves; l++) {
-            if (l == from)
+            if (l == from || leaf_end(l) <= gf || l * opt.leaf >= gl)
                 continue;
             m->refs++;
             f->to[f->n++] = g.lsw[l];
@@ -675,6 +740,121 @@ static void core_main(int argc, char *argv[])
         fanout_start(f);
         msg_unref(m);
     }
+}
+
+/* Broadcast k's data for member `root` of a row: the root's own row's
+ * message (its start recorded), a receiver's buffer poisoned. */
+static void bcast_begin(node_t * me, int k, int root, unsigned char *buf)
+{
+    int row = me->base / g.row;
+    int msg = row * opt.iters + k;      /* each row's data its own */
+    if (me->rank == root) {
+        for (uint64_t i = 0; i < opt.size; i++)
+            buf[i] = byte_of(msg, i);
+        double t = simgrid_get_clock();
+        if (g.starts[k]++ == 0 || t < g.t_start[k])
+            g.t_start[k] = t;
+        g.row_start[row * opt.iters + k] = t;
+    } else {
+        memset(buf, 0xee, opt.size);
+    }
+}
+
+/* Broadcast k, entered at t_in, is complete at this member: its time, and
+ * every byte a receiver got.  Returns -2 if the root's message had another
+ * length. */
+static int bcast_end(node_t * me, int k, int root, const unsigned char *buf, double t_in,
+                     int mismatch)
+{
+    int row = me->base / g.row;
+    int msg = row * opt.iters + k;
+    double *row_end = &g.row_end[row * opt.iters + k];
+    if (me->rank != root) {
+        g.in_bcast += simgrid_get_clock() - t_in;
+        g.in_bcast_n++;
+    }
+    if (mismatch)
+        return -2;
+    if (me->rank != root)
+        me->frags_expected += ibmc_mcast_nfrags(opt.size, me->ch.payload_max);
+    if (me->rank != root)
+        for (uint64_t i = 0; i < opt.size; i++)
+            if (buf[i] != byte_of(msg, i)) {
+                if (!me->bad_bytes)
+                    fprintf(stderr, "node %d, iteration %d: byte %llu is %u, not %u\n",
+                            me->id, k, (unsigned long long) i, buf[i], byte_of(msg, i));
+                me->bad_bytes++;
+            }
+    double t = simgrid_get_clock();
+    if (me->rank == root)
+        g.t_root[k] = t;
+    if (t > g.t_end[k])
+        g.t_end[k] = t;
+    if (t > *row_end)
+        *row_end = t;
+    if (++g.iter_done[k] == opt.nodes)
+        wake_all();             /* the barrier opens */
+    return 0;
+}
+
+/* --inflight K: the application of MPI_Ibcast and MPI_Wait that keeps K
+ * broadcasts outstanding and waits for the oldest.  Each is posted with
+ * its data in place (ready) into a buffer of its own, and nothing but the
+ * channel's progress turn (ibmc_mcast_chan_progress, as the netmod's
+ * progress hook runs it) starts, tests and finishes them; ibmc_mcast_bcast
+ * is never called.  A turn that completes nothing takes what has arrived,
+ * or sleeps until a message comes or the running broadcast's or the
+ * channel's next timer is due (idle_for, with in_bcast set while a posted
+ * broadcast runs). */
+static int run_posted(node_t * me)
+{
+    int K = opt.inflight, err = 0, release, posted = 0, done = 0;
+    ibmc_mcast_op_t *ops = calloc((size_t) K, sizeof(*ops));
+    unsigned char *bufs = malloc((size_t) K * opt.size);
+    double *t_post = calloc((size_t) K, sizeof(double));
+    if (!ops || !bufs || !t_post) {
+        fprintf(stderr, "ibmc_sim: out of memory\n");
+        exit(2);
+    }
+    while (done < opt.iters) {
+        /* MPI_Ibcast until K are outstanding */
+        while (posted < opt.iters && posted - done < K) {
+            int k = posted++, s = k % K, root = opt.rotate ? k % g.row : 0;
+            unsigned char *b = bufs + (size_t) s * opt.size;
+            bcast_begin(me, k, root, b);
+            t_post[s] = simgrid_get_clock();
+            ibmc_mcast_op_post(&me->ch, &ops[s], b, opt.size, root, 1);
+            int queued = 0;
+            for (const ibmc_mcast_op_t * o = me->ch.ops_head; o; o = o->next)
+                queued++;
+            if (queued > g.posted_max)
+                g.posted_max = queued;
+        }
+        /* MPI_Wait on the oldest: progress turns until it is done */
+        if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
+            break;
+        int s = done % K;
+        if (ibmc_mcast_op_done(&ops[s])) {
+            int k = done++;
+            if ((err = bcast_end(me, k, opt.rotate ? k % g.row : 0, bufs + (size_t) s * opt.size,
+                                 t_post[s], ops[s].mismatch)))
+                break;
+            continue;
+        }
+        /* the running broadcast's timers, between its start and finish
+         * only (ibmc_mcast_bcast_deadline) */
+        me->in_bcast = me->ch.ops_head && me->ch.ops_head->state == IBMC_MCAST_OP_RUNNING;
+        err = wait_rest(me);
+        me->in_bcast = 0;
+        if (err)
+            break;
+    }
+    /* after an error the channel may still queue some of these, but it is
+     * only freed from here on, never run */
+    free(ops);
+    free(bufs);
+    free(t_post);
+    return err;
 }
 
 static void node_main(int argc, char *argv[])
@@ -689,7 +869,9 @@ static void node_main(int argc, char *argv[])
         .nak_max_us = opt.nak_max_us,.rdma_acks = 0
     };
     ibmc_mcast_engine_init(&me->eng, &ops, me, &params, &me->st, NULL);
-    if (ibmc_mcast_chan_init(&me->ch, &me->eng, opt.nodes, me->id, 4,
+    /* every row's channel has the same identity, as MPI_Comm_split's
+     * disjoint siblings share their context id and epoch */
+    if (ibmc_mcast_chan_init(&me->ch, &me->eng, g.row, me->rank, 4,
                              opt.mtu - (uint32_t) sizeof(ibmc_mcast_hdr_t))) {
         fprintf(stderr, "node %d: out of memory\n", me->id);
         me->err = -1;
@@ -699,55 +881,27 @@ static void node_main(int argc, char *argv[])
     ibmc_mcast_chan_open(&me->ch, 0x5eedfacecafe0001ULL, 7, NULL);
     ibmc_mcast_chan_set_ready(&me->ch);
 
-    for (int k = 0; k < opt.iters && !err; k++) {
-        int root = opt.rotate ? k % opt.nodes : 0;
-        if (opt.barrier && k > 0)
-            while (g.iter_done[k - 1] < opt.nodes && !(err = op_wait(me)));
-        if (err)
-            break;
-        if (me->id == root) {
-            for (uint64_t i = 0; i < opt.size; i++)
-                me->buf[i] = byte_of(k, i);
-            g.t_start[k] = simgrid_get_clock();
-        } else {
-            memset(me->buf, 0xee, opt.size);
+    if (opt.inflight)
+        err = run_posted(me);
+    else
+        for (int k = 0; k < opt.iters && !err; k++) {
+            int root = opt.rotate ? k % g.row : 0;
+            if (opt.barrier && k > 0)
+                while (g.iter_done[k - 1] < opt.nodes && !(err = op_wait(me)));
+            if (err)
+                break;
+            bcast_begin(me, k, root, me->buf);
             /* --mode skew: a receiver arrives uniform 0..skew late (seed 000
              * §6.4); it runs nothing meanwhile, as a computing process */
-            if (opt.mode == MODE_SKEW && opt.skew > 0)
+            if (me->rank != root && opt.mode == MODE_SKEW && opt.skew > 0)
                 sg_actor_sleep_for(skew_unit() * opt.skew);
+            double t_in = simgrid_get_clock();
+            me->in_bcast = 1;
+            err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root);
+            me->in_bcast = 0;
+            if (!err)
+                err = bcast_end(me, k, root, me->buf, t_in, me->ch.mismatch);
         }
-        double t_in = simgrid_get_clock();
-        me->in_bcast = 1;
-        err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, root);
-        me->in_bcast = 0;
-        if (err)
-            break;
-        if (me->id != root) {
-            g.in_bcast += simgrid_get_clock() - t_in;
-            g.in_bcast_n++;
-        }
-        if (me->ch.mismatch) {
-            err = -2;
-            break;
-        }
-        if (me->id != root)
-            me->frags_expected += ibmc_mcast_nfrags(opt.size, me->ch.payload_max);
-        if (me->id != root)
-            for (uint64_t i = 0; i < opt.size; i++)
-                if (me->buf[i] != byte_of(k, i)) {
-                    if (!me->bad_bytes)
-                        fprintf(stderr, "node %d, iteration %d: byte %llu is %u, not %u\n",
-                                me->id, k, (unsigned long long) i, me->buf[i], byte_of(k, i));
-                    me->bad_bytes++;
-                }
-        double t = simgrid_get_clock();
-        if (me->id == root)
-            g.t_root[k] = t;
-        if (t > g.t_end[k])
-            g.t_end[k] = t;
-        if (++g.iter_done[k] == opt.nodes)
-            wake_all();         /* the barrier opens */
-    }
     if (!err) {
         if (++g.finished == opt.nodes)
             wake_all();
@@ -767,10 +921,15 @@ static void node_main(int argc, char *argv[])
         sg_comm_wait(me->sq[me->sq_head]);
     me->relay_served = me->ch.relay.served;
     me->frags_delivered = me->ch.rx.frags_delivered;
+    me->foreign = me->ch.rx.count[IBMC_MCAST_RX_FOREIGN];
     me->refused = me->ch.rx.count[IBMC_MCAST_RX_OUT_OF_WINDOW] +
         me->ch.rx.count[IBMC_MCAST_RX_WRONG_SOURCE] + me->ch.rx.count[IBMC_MCAST_RX_MALFORMED] +
-        me->ch.rx.count[IBMC_MCAST_RX_MISMATCH] + me->ch.rx.count[IBMC_MCAST_RX_FOREIGN] +
-        me->ch.rx.count[IBMC_MCAST_RX_STALE_EPOCH];
+        me->ch.rx.count[IBMC_MCAST_RX_MISMATCH] + me->ch.rx.count[IBMC_MCAST_RX_STALE_EPOCH];
+    /* in a grid, other rows' packets on a shared group are refused as
+     * foreign by design, and main checks those against what the fabric
+     * handed over */
+    if (!opt.grid)
+        me->refused += me->foreign;
   out:
     ibmc_mcast_chan_free(&me->ch);
 }
@@ -874,7 +1033,8 @@ static void usage(void)
             "       [--no-barrier] [--bw B/s] [--lat s] [--cpu-per-pkt us] [--poll-us us]\n"
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
             "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n"
-            "       [--topology auto|star|fattree] [--leaf K]\n");
+            "       [--topology auto|star|fattree] [--leaf K] [--grid R [--groups shared|separate]]\n"
+            "       [--inflight K (with --mode rate)]\n");
     exit(2);
 }
 
@@ -977,6 +1137,12 @@ int main(int argc, char *argv[])
             opt.skew = atof(v) * 1e-6;
         else if (ARG("--mode"))
             opt.mode = choose(v, mode_name, 3);
+        else if (ARG("--grid"))
+            opt.grid = atoi(v);
+        else if (ARG("--groups"))
+            opt.groups_shared = choose(v, groups_name, 2);
+        else if (ARG("--inflight"))
+            opt.inflight = atoi(v);
         else
             usage();
 #undef ARG
@@ -998,6 +1164,19 @@ int main(int argc, char *argv[])
     if (opt.skew < 0 || (opt.skew > 0 && opt.mode != MODE_SKEW) ||
         (opt.platform_only && !opt.platform_out))
         usage();
+    if (opt.grid < 0 || (opt.grid && (opt.nodes % opt.grid || opt.nodes / opt.grid < 2)) ||
+        (opt.groups_shared && !opt.grid))
+        usage();
+    g.row = opt.grid ? opt.nodes / opt.grid : opt.nodes;
+    if (opt.inflight < 0)
+        usage();
+    if (opt.inflight > 0 && opt.mode != MODE_RATE) {
+        /* latency and skew time one broadcast at a time, after a barrier:
+         * with several outstanding there is no such broadcast to time */
+        fprintf(stderr, "ibmc_sim: --inflight %d needs --mode rate (latency and skew modes "
+                "time one broadcast at a time; use --inflight 0 for them)\n", opt.inflight);
+        return 2;
+    }
 
     /* SimGrid: plain max-min sharing with the links' own figures (CM02, no
      * latency or bandwidth correction factors, no reverse ACK traffic). */
@@ -1028,6 +1207,9 @@ int main(int argc, char *argv[])
     g.t_end = calloc((size_t) opt.iters, sizeof(double));
     g.t_root = calloc((size_t) opt.iters, sizeof(double));
     g.iter_done = calloc((size_t) opt.iters, sizeof(int));
+    g.starts = calloc((size_t) opt.iters, sizeof(int));
+    g.row_start = calloc((size_t) (opt.nodes / g.row) * (size_t) opt.iters, sizeof(double));
+    g.row_end = calloc((size_t) (opt.nodes / g.row) * (size_t) opt.iters, sizeof(double));
     g.sw = sg_mailbox_by_name("sw");
     if (opt.topology == TOPO_FATTREE) {
         g.leaves = leaf_count();
@@ -1044,6 +1226,8 @@ int main(int argc, char *argv[])
         g.mb[i] = sg_mailbox_by_name(name);
         node_t *n = &g.node[i];
         n->id = i;
+        n->rank = i % g.row;
+        n->base = i - n->rank;
         n->buf = malloc(opt.size);
         n->sq = calloc((size_t) opt.sq, sizeof(sg_comm_t));
         n->mb = g.mb[i];
@@ -1112,6 +1296,40 @@ int main(int argc, char *argv[])
         lat += g.t_end[k] - g.t_start[k];
     }
     fail |= !complete;
+    lat = lat / opt.iters * 1e6;
+    double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
+    char grid[512] = "";
+    if (opt.grid) {
+        /* per node and per broadcast of its row: the multicast packets the
+         * fabric sent it, its row's and the other rows' (those still in
+         * flight or unread when the last member finished included).  Every
+         * other row's packet a channel was handed must have been refused as
+         * foreign, and with a group a row the fabric sends none. */
+        unsigned long long in = 0, own = 0, taken = 0, foreign = 0;
+        for (int i = 0; i < opt.nodes; i++) {
+            in += g.node[i].mc_in;
+            own += g.node[i].mc_own;
+            taken += g.node[i].taken_other;
+            foreign += g.node[i].foreign;
+        }
+        if (foreign != taken || (!opt.groups_shared && (in != own || foreign))) {
+            fprintf(stderr, "grid: %llu packets of other rows received, %llu handed to a channel, "
+                    "%llu refused as foreign (groups %s)\n", in - own, taken, foreign,
+                    groups_name[opt.groups_shared]);
+            fail = 1;
+        }
+        double row_lat = 0, per = (double) opt.nodes * opt.iters;
+        for (int r = 0; r < opt.grid; r++)
+            for (int k = 0; k < opt.iters; k++)
+                row_lat += g.row_end[r * opt.iters + k] - g.row_start[r * opt.iters + k];
+        row_lat = row_lat / ((double) opt.grid * opt.iters) * 1e6;
+        snprintf(grid, sizeof(grid), " grid=%dx%d groups=%s row_lat_us=%.3f "
+                 "grid_bcasts_per_s=%.1f mcast_in_per_bcast=%.2f own_per_bcast=%.2f "
+                 "foreign_per_bcast=%.2f foreign_refused=%llu", opt.grid, g.row,
+                 groups_name[opt.groups_shared], row_lat,
+                 span > 0 ? (double) opt.grid * opt.iters / (span * 1e-6) : 0.0,
+                 (double) in / per, (double) own / per, (double) (in - own) / per, foreign);
+    }
     if (opt.verbose)
         for (int k = 0; k < opt.iters; k++)
             fprintf(stderr, "iteration %d: root start %.3f us, last member done %.3f us, root done %.3f us\n",
@@ -1127,11 +1345,12 @@ int main(int argc, char *argv[])
                 busiest, (unsigned long long) g.node[busiest].handled,
                 (unsigned long long) g.node[busiest].sent);
     }
-    lat = lat / opt.iters * 1e6;
-    double span = (g.t_end[opt.iters - 1] - g.t_start[0]) * 1e6;
     double in_bcast = g.in_bcast_n ? g.in_bcast / (double) g.in_bcast_n * 1e6 : 0;
+    char posted[64] = "";
+    if (opt.inflight)
+        snprintf(posted, sizeof(posted), " inflight=%d posted_max=%d", opt.inflight, g.posted_max);
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
-           "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
+           "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g%s%s mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu "
            "dropped=%llu duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
@@ -1142,9 +1361,9 @@ int main(int argc, char *argv[])
            (unsigned long long) opt.seed, opt.window, opt.ack_every,
            ibmc_mcast_subgroup_size(&(ibmc_mcast_params_t) {.window = opt.window,
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
-                                    opt.nodes), opt.relay_on_loss ? "on-loss" : "always",
+                                    g.row), opt.relay_on_loss ? "on-loss" : "always",
            topo_name[opt.topology],
-           mode_name[opt.mode], opt.skew * 1e6, lat, span,
+           mode_name[opt.mode], opt.skew * 1e6, posted, grid, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped,
            sum.duplicates, sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
@@ -1174,5 +1393,8 @@ int main(int argc, char *argv[])
     free(g.t_end);
     free(g.t_root);
     free(g.iter_done);
+    free(g.starts);
+    free(g.row_start);
+    free(g.row_end);
     return fail ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 # bench/sim/sim-lib.sh: shell helpers shared by validate-allgather.sh,
-# project.sh, project-allgather.sh and project-rate.sh (sourced, not run).
+# project.sh, project-allgather.sh, project-rate.sh, project-grid.sh and
+# project-ibcast.sh (sourced, not run).
 
 # field LINE KEY: the value of KEY=... in a simulator's result line
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }

@@ -25,6 +25,14 @@
  *       of simulated time (smpi_execute: a computation, the process does not
  *       progress MPI meanwhile), then MPI_Bcast.  mean_in_bcast_us = mean
  *       time inside MPI_Bcast over receivers and broadcasts (seed 000 §6.4).
+ *   smpi_bcast irate SIZE K INFLIGHT
+ *       the rate mode with MPI_Ibcast: every rank keeps up to INFLIGHT
+ *       broadcasts outstanding, each in a buffer of its own, and waits for
+ *       the oldest (MPI_Wait) before it posts the next, as ibmc_sim
+ *       --inflight does; span and bcasts_per_s as in rate, every byte of
+ *       every broadcast checked.  SMPI's MPI_Ibcast has one algorithm of
+ *       its own (the root sends to every other rank), whatever
+ *       --cfg=smpi/bcast selects for MPI_Bcast.
  *
  * Run it with --cfg=smpi/simulate-computation:no so that real CPU time does
  * not leak into simulated time (only smpi_execute delays are simulated), and
@@ -66,7 +74,8 @@ int main(int argc, char *argv[])
     argc = smpi_positional_args(argc, argv);
     if (argc < 4) {
         if (!rank)
-            fprintf(stderr, "usage: smpi_bcast latency|rate|skew SIZE K [SETTLE_US|SKEW_US [SEED]]\n");
+            fprintf(stderr, "usage: smpi_bcast latency|rate|skew SIZE K [SETTLE_US|SKEW_US [SEED]]\n"
+                    "       smpi_bcast irate SIZE K INFLIGHT\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
@@ -77,6 +86,7 @@ int main(int argc, char *argv[])
     rs = seed * 0x100000001b3ULL + (uint64_t) rank * 0x9e3779b97f4a7c15ULL;
     unsigned char *buf = malloc(size ? size : 1);
     long bad = 0;
+    int inflight = 0;           /* irate: broadcasts outstanding */
     double sum = 0, t0, t1, tmax;
 
     if (!strcmp(mode, "latency")) {
@@ -119,6 +129,43 @@ int main(int argc, char *argv[])
         if (rank != 0)
             for (size_t i = 0; i < size; i++)
                 bad += buf[i] != byte_of(0, i);
+    } else if (!strcmp(mode, "irate")) {
+        inflight = argc > 4 ? atoi(argv[4]) : 0;
+        if (inflight < 1) {
+            if (!rank)
+                fprintf(stderr, "smpi_bcast: irate needs INFLIGHT >= 1\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        size_t slot = size ? size : 1;
+        unsigned char *bufs = malloc((size_t) inflight * slot);
+        MPI_Request *req = malloc((size_t) inflight * sizeof(*req));
+        int posted = 0, done = 0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        while (done < K) {
+            for (; posted < K && posted - done < inflight; posted++) {
+                unsigned char *b = bufs + (size_t) (posted % inflight) * slot;
+                if (rank == 0)
+                    for (size_t i = 0; i < size; i++)
+                        b[i] = byte_of(posted, i);
+                else
+                    memset(b, 0xee, size);
+                MPI_Ibcast(b, (int) size, MPI_BYTE, 0, MPI_COMM_WORLD, &req[posted % inflight]);
+            }
+            unsigned char *b = bufs + (size_t) (done % inflight) * slot;
+            MPI_Wait(&req[done % inflight], MPI_STATUS_IGNORE);
+            if (rank != 0)
+                for (size_t i = 0; i < size; i++)
+                    bad += b[i] != byte_of(done, i);
+            done++;
+        }
+        t1 = MPI_Wtime();
+        MPI_Reduce(&t1, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            sum = tmax - t0;
+        free(bufs);
+        free(req);
     } else if (!strcmp(mode, "skew")) {
         double skew = arg > 0 ? arg : 0;
         for (int k = 0; k < K; k++) {
@@ -155,6 +202,8 @@ int main(int argc, char *argv[])
             printf(" mean_lat_us=%.3f", sum / K * 1e6);
         else if (!strcmp(mode, "rate"))
             printf(" span_us=%.3f bcasts_per_s=%.1f", sum * 1e6, K / sum);
+        else if (!strcmp(mode, "irate"))
+            printf(" inflight=%d span_us=%.3f bcasts_per_s=%.1f", inflight, sum * 1e6, K / sum);
         else
             printf(" skew_us=%g mean_in_bcast_us=%.3f", arg * 1e6,
                    sum / ((double) K * (np - 1)) * 1e6);

@@ -202,6 +202,8 @@ static void packet(st_t * s, const uint8_t * pkt, size_t len, int src)
                 why |= R(IBMC_MCAST_RX_FOREIGN);
             if (h.epoch != ID.epoch)
                 why |= R(IBMC_MCAST_RX_STALE_EPOCH);
+            if (src < 0)
+                why |= R(IBMC_MCAST_RX_FOREIGN);
             if (!shape)
                 why |= R(IBMC_MCAST_RX_MALFORMED);
             if (!why) {
@@ -214,8 +216,6 @@ static void packet(st_t * s, const uint8_t * pkt, size_t len, int src)
                 else if ((hd->valid && hd->pos == h.seq) ||
                          (in_posted(s, h.seq) && s->delivered[h.seq - s->first]))
                     why |= R(IBMC_MCAST_RX_DUPLICATE);
-                if (src < 0)
-                    why |= R(IBMC_MCAST_RX_WRONG_SOURCE);
                 if (!why) {
                     if (in_posted(s, h.seq)) {
                         if (src != s->root)

@@ -909,7 +909,7 @@ int main(void)
         ibmc_mcast_mcast_in(&m->ch, &h, sizeof(h), 0);
         TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_STALE_EPOCH], 1);
         ibmc_mcast_mcast_in(&m->ch, &good, sizeof(good), -1);
-        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_WRONG_SOURCE], 1);
+        TAP_EXPECT_EQ(m->ch.rx.count[IBMC_MCAST_RX_FOREIGN], 2);
         h = good;
         h.payload_len = 1;
         memcpy(buf, &h, sizeof(h));

@@ -237,7 +237,7 @@ int main(void)
         ibmc_mcast_rx_post(&f.rx, f.buf, 2 * P, ROOT);
         n = make(&p, 0, 0, 2 * P);
         TAP_EXPECT_EQ(RX(&f, &p, n, ROOT + 1), IBMC_MCAST_RX_WRONG_SOURCE);
-        TAP_EXPECT_EQ(RX(&f, &p, n, -1), IBMC_MCAST_RX_WRONG_SOURCE);
+        TAP_EXPECT_EQ(RX(&f, &p, n, -1), IBMC_MCAST_RX_FOREIGN);
         TAP_EXPECT(untouched(&f));
         /* the slot is still free for the real one */
         TAP_EXPECT_EQ(RX(&f, &p, n, ROOT), IBMC_MCAST_RX_DELIVERED);
@@ -250,6 +250,29 @@ int main(void)
         TAP_EXPECT(untouched(&f));
         TAP_EXPECT_EQ(f.rx.got, 0);
         TAP_EXPECT_EQ(RX(&f, &p, n, ROOT), IBMC_MCAST_RX_DELIVERED);
+    }
+
+    TAP_TEST("a sibling communicator's packets (same context id and epoch, sender no member) "
+             "count as foreign at every position, never as duplicates") {
+        setup(&f, 0, 0);
+        ibmc_mcast_rx_post(&f.rx, f.buf, 2 * P, ROOT);
+        n = make(&p, 0, 0, 2 * P);
+        TAP_EXPECT_EQ(RX(&f, &p, n, ROOT), IBMC_MCAST_RX_DELIVERED);
+        /* the sibling's stream is at the same positions as this one's:
+         * behind next, at a slot already done, in the window, beyond it */
+        uint32_t at[4] = { 0, 1, 3, W + 2 };
+        for (int i = 0; i < 4; i++) {
+            n = make(&p, at[i], 0, P);
+            TAP_EXPECT_EQ(RX(&f, &p, n, -1), IBMC_MCAST_RX_FOREIGN);
+        }
+        TAP_EXPECT_EQ(f.rx.count[IBMC_MCAST_RX_FOREIGN], 4);
+        TAP_EXPECT_EQ(f.rx.count[IBMC_MCAST_RX_DUPLICATE], 0);
+        TAP_EXPECT_EQ(f.rx.count[IBMC_MCAST_RX_OUT_OF_WINDOW], 0);
+        TAP_EXPECT_EQ(f.rx.count[IBMC_MCAST_RX_HELD], 0);
+        /* and the own stream goes on untouched */
+        n = make(&p, 0, 1, 2 * P);
+        TAP_EXPECT_EQ(RX(&f, &p, n, ROOT), IBMC_MCAST_RX_DELIVERED);
+        TAP_EXPECT(message_ok(&f, 0, 2 * P));
     }
 
     TAP_TEST("a root whose length differs from the posted one is a mismatch, not a write") {

@@ -64,6 +64,10 @@ typedef struct {
     int boards;                 /* ACKs by RDMA write into boards */
     int relay_on_loss;          /* co-roots NAK their parent instead of getting relays */
     uint32_t clock_every;       /* idle turns between clock reads; 0: every turn */
+    int inflight;               /* 0: each member runs start, test and finish itself;
+                                 * N: it posts up to N broadcasts ahead
+                                 * (ibmc_mcast_op_post, MPI_Ibcast) and the channel's
+                                 * progress turn runs them */
 } config_t;
 
 /* One packet in flight: multicast, an RC message, or an ACK board write. */
@@ -114,6 +118,12 @@ typedef struct {
     int in_bcast;
     int delay;
     unsigned char *buf;
+    /* posted broadcasts (config inflight): one op and buffer per message;
+     * k is the next to post, checked the next whose completion is checked */
+    ibmc_mcast_op_t *ops;
+    unsigned char **bufs;
+    int checked, readied;       /* ... and the next to say ready: each waits a while,
+                                 * as a node leader waits for its root's data */
     uint64_t frags_expected;
     uint64_t forged_by_reason[IBMC_MCAST_RX_NVERDICTS];
 } member_t;
@@ -349,6 +359,77 @@ static void serve_rc(sim_t * s, const msg_t * q)
 
 /* ---- the members ---- */
 
+/* Message k's bytes at member me: ready to send at the root, or marked
+ * fresh at a receiver, whose fragments it expects; 0 for an empty one. */
+static uint64_t prepare(sim_t * s, member_t * me, int k, unsigned char *buf)
+{
+    uint64_t len = s->len[k];
+    if (len == 0)
+        return 0;
+    if (s->root[k] == me->who) {
+        for (uint64_t i = 0; i < len; i++)
+            buf[i] = byte_of(k, i);
+    } else {
+        memset(buf, 0xee, s->c->max_len);
+        me->frags_expected += ibmc_mcast_nfrags(len, P);
+    }
+    return len;
+}
+
+static void check_bytes(sim_t * s, int who, int k, const unsigned char *buf)
+{
+    if (s->root[k] == who)
+        return;
+    for (uint64_t i = 0; i < s->len[k]; i++)
+        if (buf[i] != byte_of(k, i)) {
+            snprintf(s->why, sizeof(s->why), "member %d, message %d: byte %llu is %u, not %u",
+                     who, k, (unsigned long long) i, buf[i], byte_of(k, i));
+            return;
+        }
+}
+
+/* A member that posts its broadcasts (config inflight): it posts the next
+ * one when fewer than inflight are outstanding and its skew has passed,
+ * and checks those the channel's progress turn has completed, in order. */
+static void posted_step(sim_t * s, int who)
+{
+    member_t *me = &s->m[who];
+    const config_t *c = s->c;
+    int release, err;
+    me->room = 1 + (int) rng_below(&s->rng, 3);
+    if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
+        snprintf(s->why, sizeof(s->why), "member %d: progress returned %d", who, err);
+    while (me->checked < me->readied && (s->len[me->checked] == 0 ||
+                                         ibmc_mcast_op_done(&me->ops[me->checked]))) {
+        int k = me->checked++;
+        if (me->ops[k].mismatch)
+            snprintf(s->why, sizeof(s->why), "member %d: message %d mismatched", who, k);
+        check_bytes(s, who, k, me->bufs[k]);
+    }
+    if (me->readied < me->k && chance(s, 0.5)) {
+        ibmc_mcast_op_ready(&me->ops[me->readied++]);
+        if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
+            snprintf(s->why, sizeof(s->why), "member %d: progress returned %d", who, err);
+    }
+    me->in_bcast = me->checked < me->k;
+    if (me->k >= c->messages || me->k - me->checked >= c->inflight)
+        return;
+    if (me->delay > 0) {
+        me->delay--;
+        return;
+    }
+    int k = me->k++;
+    me->bufs[k] = malloc(c->max_len + 1);
+    uint64_t len = prepare(s, me, k, me->bufs[k]);
+    /* MPI_Bcast of no data touches no stream */
+    if (len)
+        ibmc_mcast_op_post(&me->ch, &me->ops[k], me->bufs[k], len, s->root[k], 0);
+    else
+        me->ops[k].ready = 1;
+    me->in_bcast = 1;
+    me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
+}
+
 /* One member's turn: its board, entering a broadcast, sending or waiting
  * in it, leaving it. */
 static void member_step(sim_t * s, int who)
@@ -356,6 +437,10 @@ static void member_step(sim_t * s, int who)
     member_t *me = &s->m[who];
     const config_t *c = s->c;
     int release, err;
+    if (c->inflight) {
+        posted_step(s, who);
+        return;
+    }
     if ((err = ibmc_mcast_chan_progress(&me->ch, &release)))
         snprintf(s->why, sizeof(s->why), "member %d: progress returned %d", who, err);
     if (!me->in_bcast && me->k < c->messages) {
@@ -364,19 +449,12 @@ static void member_step(sim_t * s, int who)
             return;
         }
         int k = me->k;
-        uint64_t len = s->len[k];
+        uint64_t len = prepare(s, me, k, me->buf);
         if (len == 0) {
             /* MPI_Bcast of no data touches no stream */
             me->k++;
             me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
             return;
-        }
-        if (s->root[k] == who) {
-            for (uint64_t i = 0; i < len; i++)
-                me->buf[i] = byte_of(k, i);
-        } else {
-            memset(me->buf, 0xee, c->max_len);
-            me->frags_expected += ibmc_mcast_nfrags(len, P);
         }
         me->in_bcast = 1;
         if ((err = ibmc_mcast_bcast_start(&me->ch, me->buf, len, s->root[k])))
@@ -395,13 +473,7 @@ static void member_step(sim_t * s, int who)
         return;
     if ((err = ibmc_mcast_bcast_finish(&me->ch)) || me->ch.mismatch)
         snprintf(s->why, sizeof(s->why), "member %d: finish of message %d: %d", who, k, err);
-    if (s->root[k] != who)
-        for (uint64_t i = 0; i < s->len[k]; i++)
-            if (me->buf[i] != byte_of(k, i)) {
-                snprintf(s->why, sizeof(s->why), "member %d, message %d: byte %llu is %u, not %u",
-                         who, k, (unsigned long long) i, me->buf[i], byte_of(k, i));
-                break;
-            }
+    check_bytes(s, who, k, me->buf);
     me->in_bcast = 0;
     me->k++;
     me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
@@ -447,6 +519,8 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         me->s = &s;
         me->who = i;
         me->buf = calloc(c->max_len + 1, 1);
+        me->ops = calloc(c->messages, sizeof(*me->ops));
+        me->bufs = calloc(c->messages, sizeof(*me->bufs));
         ibmc_mcast_engine_init(&me->eng, &ops, me, &params, &me->stats, NULL);
         if (ibmc_mcast_chan_init(&me->ch, &me->eng, c->members, i, 4, P)) {
             snprintf(why, why_len, "out of memory");
@@ -583,6 +657,10 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     for (int i = 0; i < c->members; i++) {
         ibmc_mcast_chan_free(&s.m[i].ch);
         free(s.m[i].buf);
+        for (int k = 0; k < c->messages; k++)
+            free(s.m[i].bufs[k]);
+        free(s.m[i].bufs);
+        free(s.m[i].ops);
         for (int j = 0; j < c->members; j++)
             free(s.rc[i][j].v);
     }
@@ -598,48 +676,56 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 3, 30% loss, forged packets",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0, 0}},
         {"7 members, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 4, window of 2, every-member ACKs",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0, 0}},
         {"8 members, ACK boards, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0}},
         {"8 members, ACK boards, 30% loss, late writes of an earlier channel",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0}},
         {"9 members, ACK boards, co-roots every 3, window of 2, every-member ACKs, late writes",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0, 0}},
         {"7 members, ACK boards, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0, 0}},
         {"12 members, ACK boards, co-roots every 2: a relay and ACK tree 3 deep, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0, 0}},
         {"8 members, co-roots every 2 relaying only losses, perfect network: no RC copy, no duplicate",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0, 0}},
         {"12 members, ACK boards, co-roots every 2 relaying only losses, 10% loss, forged packets",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 0}},
         {"9 members, co-roots every 3 relaying only losses, 30% loss, window of 8",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0, 0}},
         {"7 members, every member a co-root relaying only losses, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, the clock read every 4th idle turn",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4, 0}},
         {"8 members, ACK boards, perfect network, the clock read every 8th idle turn: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8, 0}},
         {"9 members, ACK boards, 30% loss, late writes, the clock read every 8th idle turn",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8, 0}},
+        {"posted broadcasts, 1 at a time, 5 members, perfect network: nothing sent again",
+         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1}},
+        {"posted broadcasts, 4 in flight, 8 members, 10% loss, duplicates, reordering",
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4}},
+        {"posted broadcasts, 16 in flight, 8 members, 30% loss, forged packets, window of 8",
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16}},
+        {"posted broadcasts, 4 in flight, 12 members, co-roots every 2 relaying only losses, 10% loss",
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

@@ -7,6 +7,7 @@
 # without ch4:ibmc each algorithm runs a stock one.
 
 mpi_core_sources += src/mpi/coll/ibmc/bcast_intra_ibmc_mcast.c
+mpi_core_sources += src/mpi/coll/ibmc/ibcast_intra_ibmc_mcast.c
 mpi_core_sources += src/mpi/coll/ibmc/allgather_intra_ibmc_node_rd.c
 
 # The opt-in selection file generated from the simulator's projection

@@ -20,6 +20,31 @@
  * every other member.  comm must have one process per node. */
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used);
 
+/* A nonblocking or persistent broadcast's state inside the netmod, in
+ * memory the caller's schedule owns. */
+typedef struct {
+    uint64_t mem[8];
+} MPIDI_IBMC_mcast_req_t;
+
+/* MPI_Ibcast and MPI_Bcast_init over the channel.  _usable is collective
+ * and made once per schedule: whether broadcasts of len bytes (contiguous)
+ * on comm go over its channel, which it sets up on first use (a blocking
+ * step, as for MPI_Bcast); *usable = 0 when they cannot (counted in
+ * ibmc_mcast_fallbacks, printed with MPIR_CVAR_IBMC_STATS), the same at
+ * every member.  Then, as often as the schedule runs, _post queues the
+ * broadcast behind every broadcast posted before it on comm, blocking or
+ * not, and the progress engine runs it; _test says when it is done (an
+ * error when the root's message had another length).  _post must come when
+ * the application calls (the order of a communicator's broadcasts must be
+ * the same everywhere); if the data is not in buf yet, post with ready = 0
+ * and say _ready when it is. */
+int MPIDI_IBMC_mcast_ibcast_usable(MPI_Aint len, MPIR_Comm * comm, int *usable);
+int MPIDI_IBMC_mcast_ibcast_post(MPIDI_IBMC_mcast_req_t * req, void *buf, MPI_Aint len,
+                                 int root, MPIR_Comm * comm, int ready);
+void MPIDI_IBMC_mcast_ibcast_ready(MPIDI_IBMC_mcast_req_t * req);
+int MPIDI_IBMC_mcast_ibcast_test(MPIDI_IBMC_mcast_req_t * req, int root, MPI_Aint len,
+                                 int *done);
+
 /* MPI_Allgather over the communicator's node-shared registered segments
  * (ibmc_node_rd), setting them up on first use.  sendbuf may be
  * MPI_IN_PLACE; any datatypes.  *used = 0 when the communicator cannot use

@@ -73,6 +73,11 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(bcasts,
               "Broadcasts on which this process used the hardware-multicast channel "
               "(MPIR_CVAR_BCAST_INTRA_ALGORITHM=ibmc_mcast), as root or receiver.");
+    IBMC_PVAR_MCAST(bcasts_posted,
+              "Of those, the nonblocking and persistent ones (MPI_Ibcast, MPI_Start of an "
+              "MPI_Bcast_init request, with MPIR_CVAR_IBCAST_INTRA_ALGORITHM=ibmc_mcast), "
+              "counted when posted: the progress engine runs them in order, behind the "
+              "communicator's earlier broadcasts.");
     IBMC_PVAR_MCAST(pkts_sent,
               "Multicast sends this process posted: one per fragment of each broadcast it was "
               "the root of, whatever the number of receivers.");
@@ -154,6 +159,11 @@ void MPIDI_IBMC_pvars_register(void)
               "Multicast packets dropped unread: another job's or communicator's, an earlier "
               "use of the group, malformed, not from the message's root, or beyond the "
               "window.");
+    IBMC_PVAR_MCAST(foreign,
+              "Of those, the multicast packets of another communicator or job: one that "
+              "shares a group with this process's communicators, its header or its sender "
+              "no member of theirs.  0 while every communicator that broadcasts at once "
+              "has a group of its own (MPIR_CVAR_IBMC_MCAST_GROUPS has room).");
     IBMC_PVAR_MCAST(faults,
               "Multicast packets the fault injector dropped (MPIR_CVAR_IBMC_MCAST_FAULTS).");
     IBMC_PVAR_MCAST(recoveries,
@@ -168,6 +178,15 @@ void MPIDI_IBMC_pvars_register(void)
               "Broadcasts that asked for the multicast channel and ran MPICH's binomial "
               "algorithm instead (MPIR_CVAR_IBMC_STATS prints why).");
     IBMC_PVAR_MCAST(groups, "Multicast groups this process is a member of now.");
+    IBMC_PVAR_MCAST(group_swaps,
+              "Times this process left a multicast group no channel used, to join the "
+              "group of a new communicator instead: with every one of its "
+              "MPIR_CVAR_IBMC_MCAST_GROUPS groups held, a communicator of a new lowest "
+              "world rank needed one.  Each is a join/leave cycle at the subnet manager.");
+    IBMC_PVAR_MCAST(groups_shared,
+              "Channels this process set up on a group that another of its channels was "
+              "using (the pool had no group of their own for them): their members receive "
+              "each other's packets and drop them (ibmc_mcast_foreign).");
     IBMC_PVAR_MCAST(boards,
               "ACK boards this process has registered for its multicast channels, in use or "
               "kept for reuse (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS).");

@@ -141,15 +141,22 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Multicast groups a process may hold, shared by all its communicators.
-        A group is joined the first time a communicator's broadcast needs
-        one and kept until MPI_Finalize, so creating and freeing
-        communicators does not join and leave groups (which costs a subnet
-        manager transaction each, and leaks multicast LIDs on some).  A new
-        communicator takes a group no member is using; with more live
-        communicators than groups, some share one (each member then also
-        receives, and drops, the other communicator's packets).  Every
-        process of the job must use the same value.  From 1 to 64.
+        Multicast groups a process may hold.  A group is joined the first
+        time a communicator's broadcast needs one and kept, so creating and
+        freeing communicators of the same processes does not join and leave
+        groups (which costs a subnet manager transaction each, and leaks
+        multicast LIDs on some).  A communicator's groups are those of its
+        lowest world rank, so communicators that broadcast at once, such as
+        the rows of a process grid, get groups of their own and never
+        receive each other's packets.  A new communicator takes one of its
+        groups that no member uses, joining it where needed; with none left,
+        one that a communicator of the same lowest rank uses (both then
+        receive and drop each other's packets, ibmc_mcast_foreign); else a
+        member leaves the group it has not used longest
+        (ibmc_mcast_group_swaps); and when a member has all its groups busy
+        with other communicators', this one runs MPICH's binomial tree.
+        Every process of the job should use the same value.  From 1 to
+        64.
 
     - name        : MPIR_CVAR_IBMC_MCAST_NAK_TIMEOUT
       category    : CH4_IBMC
@@ -326,19 +333,22 @@ static void fallback_note(MPIR_Comm * comm, const char *why, int *told)
     }
 }
 
-int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
+/* The channel a broadcast of len bytes on comm takes, set up on first use,
+ * or NULL: *trivial says there is nothing to send (len 0, one member), and
+ * otherwise the broadcast falls back, counted (fallback_note).  Every test
+ * gives every member the same answer.  Called with the VCI lock held. */
+static int chan_for(MPIR_Comm * comm, MPI_Aint len, MPIDI_IBMC_mcast_chan_t ** out, int *trivial)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
-    *used = 0;
-
-    /* every test here gives every member the same answer */
+    *out = NULL;
+    *trivial = 0;
     if (!MPIR_CVAR_IBMC_MCAST) {
         fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false", st ? &st->mcast_told_off : NULL);
         return MPI_SUCCESS;
     }
-    if (comm->local_size < 2) {
-        *used = 1;              /* nobody to send to */
+    if (comm->local_size < 2 || len == 0) {
+        *trivial = 1;           /* nobody to send to, or nothing */
         return MPI_SUCCESS;
     }
     if (!st || !st->conns) {
@@ -350,12 +360,6 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
                       &st->mcast_told_large);
         return MPI_SUCCESS;
     }
-    if (len == 0) {
-        *used = 1;
-        return MPI_SUCCESS;
-    }
-
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
     if (!c) {
         mpi_errno = MPIDI_IBMC_mcast_chan_setup(st, comm, &MPIDI_IBMC_mcast_ops, &c);
@@ -365,8 +369,25 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
         /* inside one node there is nothing to fall back from: not counted */
         if (!c->single_node)
             fallback_note(comm, c->why, &c->told);
-        goto fn_exit;
+        return MPI_SUCCESS;
     }
+    *out = c;
+  fn_fail:
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
+{
+    int mpi_errno = MPI_SUCCESS, trivial;
+    MPIDI_IBMC_mcast_chan_t *c;
+    *used = 0;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = chan_for(comm, len, &c, &trivial);
+    MPIR_ERR_CHECK(mpi_errno);
+    *used = trivial;
+    if (!c)
+        goto fn_exit;
+    /* behind any posted broadcast of comm's (ibmc_mcast_bcast) */
     mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, root);
     MPIR_ERR_CHECK(mpi_errno);
     if (c->ch.mismatch) {
@@ -380,6 +401,70 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* The engine's posted broadcast lives in the caller's MPIDI_IBMC_mcast_req_t. */
+MPL_STATIC_INLINE_PREFIX ibmc_mcast_op_t *op_of(MPIDI_IBMC_mcast_req_t * req)
+{
+    MPL_COMPILE_TIME_ASSERT(sizeof(ibmc_mcast_op_t) <= sizeof(req->mem));
+    return (ibmc_mcast_op_t *) (void *) req->mem;
+}
+
+int MPIDI_IBMC_mcast_ibcast_usable(MPI_Aint len, MPIR_Comm * comm, int *usable)
+{
+    int mpi_errno = MPI_SUCCESS, trivial;
+    MPIDI_IBMC_mcast_chan_t *c;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = chan_for(comm, len, &c, &trivial);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    *usable = c != NULL || trivial;
+    return mpi_errno;
+}
+
+int MPIDI_IBMC_mcast_ibcast_post(MPIDI_IBMC_mcast_req_t * req, void *buf, MPI_Aint len,
+                                 int root, MPIR_Comm * comm, int ready)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_mcast_op_t *op = op_of(req);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
+    memset(op, 0, sizeof(*op));
+    if (len == 0 || comm->local_size < 2) {
+        /* nothing to send (the usable answer said so for len and comm) */
+        op->state = IBMC_MCAST_OP_DONE;
+    } else if (!c || !ibmc_mcast_chan_is_ready(&c->ch)) {
+        /* the usable answer was yes: only a channel released since (a
+         * persistent request started after MPI_Finalize began) has none */
+        op->state = IBMC_MCAST_OP_DONE;
+        MPIR_ERR_SET1(mpi_errno, MPI_ERR_OTHER, "**ibmc_mcast_nochan", "**ibmc_mcast_nochan %x",
+                      (unsigned) comm->context_id);
+    } else {
+        ibmc_mcast_op_post(&c->ch, op, buf, (uint64_t) len, root, ready);
+        MPIDI_IBMC_pvars.mcast.bcasts_posted++;
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+}
+
+void MPIDI_IBMC_mcast_ibcast_ready(MPIDI_IBMC_mcast_req_t * req)
+{
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    ibmc_mcast_op_ready(op_of(req));
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+}
+
+int MPIDI_IBMC_mcast_ibcast_test(MPIDI_IBMC_mcast_req_t * req, int root, MPI_Aint len,
+                                 int *done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    ibmc_mcast_op_t *op = op_of(req);
+    *done = ibmc_mcast_op_done(op);
+    if (*done && op->mismatch) {
+        op->mismatch = 0;
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len", "**ibmc_mcast_len %d %d",
+                      root, (int) len);
+    }
+    return mpi_errno;
 }
 
 /* The communicator is gone: the engine retires its channel, which answers

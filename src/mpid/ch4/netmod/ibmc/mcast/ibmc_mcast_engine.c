@@ -491,6 +491,10 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
         case IBMC_MCAST_RX_MISMATCH:
             c->mismatch = 1;
             break;
+        case IBMC_MCAST_RX_FOREIGN:
+            c->eng->stats->foreign++;
+            c->eng->stats->dropped++;
+            break;
         default:
             c->eng->stats->dropped++;
             break;
@@ -661,8 +665,9 @@ static int ask_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src)
 {
     int err, nak_n, want_acks;
     uint32_t end;
-    if (ibmc_mcast_rx_ask(&c->rx, pkt, len, src, &end, &want_acks) != IBMC_MCAST_RX_DELIVERED ||
-        src >= c->size || src == c->rank) {
+    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_ask(&c->rx, pkt, len, src, &end, &want_acks);
+    if (v != IBMC_MCAST_RX_DELIVERED || src >= c->size || src == c->rank) {
+        c->eng->stats->foreign += v == IBMC_MCAST_RX_FOREIGN;
         c->eng->stats->dropped++;
         return 0;
     }
@@ -940,10 +945,14 @@ double ibmc_mcast_chan_deadline(const ibmc_mcast_chan_t * c)
 
 /* ---- the progress engine's turn ---- */
 
+static int ops_turn(ibmc_mcast_chan_t * c);
+
 int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release)
 {
     int err;
     *release = 0;
+    if (c->ops_head)
+        CALL(ops_turn(c));
     CALL(relay_due_flush(c));
     if (board_wanted(c))
         CALL(read_board(c));
@@ -1186,9 +1195,77 @@ int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
     return after_packet(c);
 }
 
+/* ---- posted broadcasts ---- */
+
+void ibmc_mcast_op_post(ibmc_mcast_chan_t * c, ibmc_mcast_op_t * op, void *buf, uint64_t len,
+                        int root, int ready)
+{
+    op->next = NULL;
+    op->ready = ready;
+    op->buf = buf;
+    op->len = len;
+    op->root = root;
+    op->state = IBMC_MCAST_OP_QUEUED;
+    op->mismatch = 0;
+    if (c->ops_tail)
+        c->ops_tail->next = op;
+    else
+        c->ops_head = op;
+    c->ops_tail = op;
+}
+
+/* The posted broadcasts, in order, as far as each can go without waiting:
+ * the first is started once its data is there, tested, and when done
+ * finished and taken off, and the next started at once.  An op the
+ * engine's own poll reaches again
+ * (a receiver's last poll before a NAK runs the I/O side's progress) is
+ * left to the turn already on the stack. */
+static int ops_turn(ibmc_mcast_chan_t * c)
+{
+    int err = 0, done;
+    if (c->ops_driving)
+        return 0;
+    c->ops_driving = 1;
+    ibmc_mcast_op_t *op;
+    while ((op = c->ops_head)) {
+        if (op->state == IBMC_MCAST_OP_QUEUED) {
+            if (!op->ready)
+                break;
+            op->state = IBMC_MCAST_OP_RUNNING;
+            if ((err = ibmc_mcast_bcast_start(c, op->buf, op->len, op->root)))
+                break;
+        }
+        if ((err = ibmc_mcast_bcast_test(c, &done)) || !done)
+            break;
+        if ((err = ibmc_mcast_bcast_finish(c)))
+            break;
+        op->mismatch = c->mismatch;
+        c->ops_head = op->next;
+        if (!c->ops_head)
+            c->ops_tail = NULL;
+        op->next = NULL;
+        op->state = IBMC_MCAST_OP_DONE;
+    }
+    c->ops_driving = 0;
+    return err;
+}
+
 int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root)
 {
     int err, done;
+    if (c->ops_head) {
+        /* behind the posted ones: MPI orders a communicator's collectives */
+        ibmc_mcast_op_t op;
+        ibmc_mcast_op_post(c, &op, buf, len, root, 1);
+        for (;;) {
+            CALL(ops_turn(c));
+            if (ibmc_mcast_op_done(&op))
+                break;
+            CALL(c->eng->ops->wait(c->eng->io));
+        }
+        c->mismatch = op.mismatch;
+        return 0;
+    }
     CALL(ibmc_mcast_bcast_start(c, buf, len, root));
     for (;;) {
         CALL(ibmc_mcast_bcast_test(c, &done));

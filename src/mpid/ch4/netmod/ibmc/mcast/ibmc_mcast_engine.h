@@ -45,6 +45,8 @@
  * them as the ibmc_mcast_* pvars, ibmc_pvars.c). */
 typedef struct {
     unsigned long long bcasts;  /* broadcasts that went over multicast, as root or not */
+    unsigned long long bcasts_posted;   /* ... of them posted (MPI_Ibcast, MPI_Start)
+                                         * rather than blocking (netmod) */
     unsigned long long pkts_sent;       /* multicast sends posted (one per fragment) */
     unsigned long long post_calls;      /* doorbells: ibv_post_send calls for them */
     unsigned long long send_cqes;       /* completions of multicast sends (selectively
@@ -79,12 +81,18 @@ typedef struct {
     unsigned long long echoes;  /* this process's own multicast packets looped back to it
                                  * (the I/O side drops them) */
     unsigned long long dropped; /* foreign, stale, malformed, wrong-source, out-of-window */
+    unsigned long long foreign; /* ... of them another job's or communicator's (a channel
+                                 * sharing the group; counted by the I/O side too when
+                                 * no channel of this process has the packet's identity) */
     unsigned long long faults;  /* packets the fault injector dropped (the I/O side) */
     unsigned long long recoveries;      /* received broadcasts that needed a NAK */
     unsigned long long recovery_us;     /* their time from first NAK to complete, summed */
     unsigned long long recovery_worst_us;       /* and the longest */
     unsigned long long fallbacks;       /* broadcasts that ran a stock algorithm (netmod) */
     unsigned long long groups;  /* multicast groups this process is in now (netmod) */
+    unsigned long long group_swaps;     /* idle groups left to join another (netmod) */
+    unsigned long long groups_shared;   /* channels set up on a group another channel of
+                                         * this process uses (netmod) */
     unsigned long long boards;  /* ACK boards it has registered (netmod) */
     unsigned long long loopback_blocked;        /* 1: its multicast QP does not receive its
                                                  * own sends (netmod) */
@@ -182,6 +190,30 @@ enum {
                                  * their acknowledgements are taken */
 };
 
+/* A broadcast posted to run after the channel's earlier ones (MPI_Ibcast,
+ * MPI_Start of a persistent broadcast): the caller owns its memory until
+ * it is done.  The channel keeps its posted broadcasts in a FIFO, in the
+ * order posted, which MPI makes the same at every member; the progress
+ * engine's turn (ibmc_mcast_chan_progress) starts, tests and finishes
+ * them one after another, so no call waits.  Packets of a later broadcast
+ * that come first wait in the receive window's slots, as they do for a
+ * blocking one (ibmc_mcast_rx.h). */
+typedef struct ibmc_mcast_op {
+    struct ibmc_mcast_op *next;
+    void *buf;
+    uint64_t len;
+    int root;
+    int state;                  /* IBMC_MCAST_OP_* */
+    int ready;                  /* its data is in buf (ibmc_mcast_op_ready) */
+    int mismatch;               /* done: the root's message had another length */
+} ibmc_mcast_op_t;
+
+enum {
+    IBMC_MCAST_OP_QUEUED = 0,
+    IBMC_MCAST_OP_RUNNING,
+    IBMC_MCAST_OP_DONE
+};
+
 /* One communicator's channel. */
 struct ibmc_mcast_chan {
     ibmc_mcast_engine_t *eng;
@@ -234,6 +266,10 @@ struct ibmc_mcast_chan {
     ibmc_mcast_board_t board;
     uint64_t *board_seen;
     uint32_t *said;             /* by member: the last ACK this process sent it */
+    /* posted broadcasts (ibmc_mcast_op_post), the first one running */
+    ibmc_mcast_op_t *ops_head, *ops_tail;
+    int ops_driving;            /* the queue's turn is on the stack: a poll the engine
+                                 * runs from inside it does not take another */
     /* the broadcast in progress (ibmc_mcast_bcast_start .. _finish) */
     struct {
         int root;
@@ -364,9 +400,10 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
  * checked its sender): acknowledged to rank 0, once. */
 int ibmc_mcast_probe_in(ibmc_mcast_chan_t * c);
 
-/* The progress engine's turn for channel c: ACKs written on its board, if
- * anything waits on them, and this process's packets as a root that stay
- * unacknowledged too long (ibmc_mcast_chan_deadline).  *release: a retiring channel is done (every
+/* The progress engine's turn for channel c: its posted broadcasts
+ * (ibmc_mcast_op_post) as far as they can go now, ACKs written on its
+ * board, if anything waits on them, and this process's packets as a root
+ * that stay unacknowledged too long (ibmc_mcast_chan_deadline).  *release: a retiring channel is done (every
  * member acknowledged all, or its deadline passed) and may be freed. */
 int ibmc_mcast_chan_progress(ibmc_mcast_chan_t * c, int *release);
 
@@ -379,6 +416,35 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
 int ibmc_mcast_bcast_test(ibmc_mcast_chan_t * c, int *done);
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c);
 int ibmc_mcast_bcast(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int root);
+
+/* Post op, a broadcast of len bytes at buf from root (len > 0), behind the
+ * channel's earlier ones; ibmc_mcast_chan_progress runs it.  A blocking
+ * ibmc_mcast_bcast on a channel with broadcasts posted waits behind them.
+ * ready = 0 takes op's place in the order now, when the application calls,
+ * and its turn waits until ibmc_mcast_op_ready says its data is in buf (a
+ * node leader that gets the root's data from another process of its node
+ * first): the order of a communicator's broadcasts must be the same at
+ * every member, and that is the order of the calls. */
+void ibmc_mcast_op_post(ibmc_mcast_chan_t * c, ibmc_mcast_op_t * op, void *buf, uint64_t len,
+                        int root, int ready);
+
+static inline void ibmc_mcast_op_ready(ibmc_mcast_op_t * op)
+{
+    op->ready = 1;
+}
+
+/* op has completed: its data is in buf at every member (at the root: its
+ * data is in the channel's ring, and buf may be reused). */
+static inline int ibmc_mcast_op_done(const ibmc_mcast_op_t * op)
+{
+    return op->state == IBMC_MCAST_OP_DONE;
+}
+
+/* Broadcasts posted and not done. */
+static inline int ibmc_mcast_chan_ops_pending(const ibmc_mcast_chan_t * c)
+{
+    return c->ops_head != NULL;
+}
 
 /* The time (in ops->now's clock) at which ibmc_mcast_chan_progress next has
  * a timer to act on: this process's last packets as a root, unacknowledged,

@@ -57,8 +57,9 @@ void MPIDI_IBMC_mcast_drain_cm_events(MPIDI_IBMC_mcast_t * mc)
     }
 }
 
-/* Leave group k (at MPI_Finalize, or after a failed join so that a later
- * communicator may try again). */
+/* Leave entry k's group: at MPI_Finalize; after a failed join, so that a
+ * later communicator may try again; or to give the idle entry to another
+ * group (ibmc_mcast_pool.h, SWAP). */
 void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k)
 {
     MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
@@ -70,36 +71,53 @@ void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k)
         if (g->join_state == 0)
             mc->joins_pending--;
         rdma_leave_multicast(mc->id, (struct sockaddr *) &g->maddr);
-        if (g->join_state == 1)
+        if (g->counted)
             MPIDI_IBMC_pvars.mcast.groups--;
     }
     memset(g, 0, sizeof(*g));
 }
 
-/* The address of the job's group k: 239.x.y.z, x.y.z from the job key and
- * k.  Another job's groups differ; if two ever coincide, each job drops the
- * other's packets as foreign (the job key in every header). */
-static void group_address(MPIDI_IBMC_state_t * st, int k, struct sockaddr_in *sin)
+/* The address of the job's group number addr (ibmc_mcast_pool_addr):
+ * 239.x.y.z, its low 23 bits the job's base, from the job key, plus addr.
+ * Within a job, groups up to 2^23 (leaders below 131,072) get addresses of
+ * their own; 23 bits, since RoCE maps an IPv4 group to an Ethernet address
+ * by its low 23 bits, so that two of them never share a MAC filter.
+ * Another job's groups lie elsewhere, or overlap by chance; each job then
+ * drops the other's packets as foreign (the job key in every header). */
+static void group_address(MPIDI_IBMC_state_t * st, uint32_t addr, struct sockaddr_in *sin)
 {
-    uint64_t h = st->job_key ^ ((uint64_t) k << 40);
+    uint64_t h = st->job_key;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 32;
     memset(sin, 0, sizeof(*sin));
     sin->sin_family = AF_INET;
-    sin->sin_addr.s_addr = htonl(0xef000000u | (uint32_t) (h & 0xffffff));
+    sin->sin_addr.s_addr = htonl(0xef000000u | (uint32_t) ((h + addr) & 0x7fffff));
 }
 
-/* Make this process a member of group k, joining it if it is not yet;
- * returns 0, or -1 with why. */
+/* No channel uses entry k's group any more: its QP stops taking the
+ * group's packets (another communicator of the same leader may still send
+ * there), while the process stays a member for the next channel, at no
+ * subnet-manager transaction.  Attaching and detaching are the HCA's
+ * business alone. */
+void MPIDI_IBMC_mcast_group_detach(MPIDI_IBMC_mcast_t * mc, int k)
+{
+    MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
+    if (g->attached && !ibv_detach_mcast(mc->qp, &g->mgid, g->mlid))
+        g->attached = 0;
+}
+
+/* Make pool entry k a member of the job's group addr, joining it unless
+ * it is already, and attach the QP to it; returns 0, or -1 with why (the
+ * entry is left then). */
 int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int k,
-                                char *why, size_t whylen)
+                                uint32_t addr, char *why, size_t whylen)
 {
     MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
     if (g->attached)
         return 0;
     if (!g->joined) {
-        group_address(st, k, &g->maddr);
+        group_address(st, addr, &g->maddr);
         g->join_id = ++mc->joins;
         if (rdma_join_multicast(mc->id, (struct sockaddr *) &g->maddr, (void *) g->join_id)) {
             char ebuf[96];
@@ -125,12 +143,18 @@ int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc
         }
         MPIDI_IBMC_wait_turn();
     }
+    /* another thread's setup, waiting on the same join, attached it */
+    if (g->attached)
+        return 0;
     if (g->join_state < 0) {
         snprintf(why, whylen, "%s", g->why);
         MPIDI_IBMC_mcast_group_leave(mc, k);
         return -1;
     }
-    MPIDI_IBMC_pvars.mcast.groups++;
+    if (!g->counted) {
+        g->counted = 1;
+        MPIDI_IBMC_pvars.mcast.groups++;
+    }
     if (g->qkey != RDMA_UDP_QKEY) {
         snprintf(why, whylen, "the group's Q_Key is %#x, not rdma_cm's %#x", g->qkey,
                  RDMA_UDP_QKEY);

@@ -59,12 +59,13 @@ typedef struct MPIDI_IBMC_mcast_chan {
     struct MPIDI_IBMC_mcast_chan *next;
     char why[160];              /* FAILED: why every member falls back */
     int single_node;            /* FAILED because the communicator is inside one node */
+    int group_none;             /* FAILED because the pool had no group for it */
     int told;                   /* why was printed (MPIR_CVAR_IBMC_STATS) */
     int kept;                   /* retired during MPI_Finalize: kept to answer the other
                                  * roots' questions until its barrier (ibmc_finalize.c) */
     int *world;                 /* by communicator rank */
     uint32_t *qpn;              /* their multicast QPs, by communicator rank */
-    int group;                  /* its group in the pool, or -1 */
+    int group;                  /* its group's entry in the pool, or -1 */
     struct ibv_mr *ring_mr;     /* the root's ring (ch.ring) */
     MPIDI_IBMC_mcast_boardmem_t *board_mem;     /* this process's board, or NULL */
     uint64_t *peer_board;       /* by member: its board's address, 0 if it has none */
@@ -86,13 +87,15 @@ typedef struct {
     union ibv_gid sgid;
 } MPIDI_IBMC_mcast_rmeta_t;
 
-/* One group of the pool: joined on first use, kept until MPI_Finalize. */
+/* The group of one pool entry: joined on first use, kept until MPI_Finalize
+ * or until the entry, idle, is given to another group (ibmc_mcast_pool.h). */
 typedef struct {
     struct sockaddr_in maddr;
     int joined;                 /* rdma_join_multicast was called: leave it */
     uintptr_t join_id;          /* the join's number, its rdma_cm events' context */
     int join_state;             /* 0 waiting, 1 joined, -1 failed */
-    int attached;
+    int counted;                /* in the ibmc_mcast_groups pvar */
+    int attached;               /* the QP takes its packets: a channel uses it */
     union ibv_gid mgid;
     uint16_t mlid;
     struct ibv_ah *ah;
@@ -132,6 +135,7 @@ typedef struct MPIDI_IBMC_mcast {
     ibmc_mcast_faults_spec_t fault_spec;
     ibmc_mcast_faults_t faults;
     MPIDI_IBMC_mcast_chan_t *chans;
+    int chan_turns;             /* MPIDI_IBMC_mcast_poll's channel loops on the stack */
     MPIDI_IBMC_mcast_boardmem_t *boards;
     ibmc_mcast_pool_t pool;
     MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
@@ -159,8 +163,9 @@ void MPIDI_IBMC_mcast_device_free(MPIDI_IBMC_mcast_t * mc);
 /* ibmc_mcast_group.c (L5.2) */
 void MPIDI_IBMC_mcast_drain_cm_events(MPIDI_IBMC_mcast_t * mc);
 int MPIDI_IBMC_mcast_group_join(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc, int k,
-                                char *why, size_t whylen);
+                                uint32_t addr, char *why, size_t whylen);
 void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k);
+void MPIDI_IBMC_mcast_group_detach(MPIDI_IBMC_mcast_t * mc, int k);
 int MPIDI_IBMC_mcast_probe_group(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
                                  MPIDI_IBMC_mcast_chan_t * c, int *routed);
 

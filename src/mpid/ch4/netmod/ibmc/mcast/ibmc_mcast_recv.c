@@ -24,14 +24,22 @@
 #include "../ibmc_util.h"
 #include "ibmc_mcast_impl.h"
 
-static MPIDI_IBMC_mcast_chan_t *find_chan(MPIDI_IBMC_mcast_t * mc, uint32_t context_id,
-                                          uint32_t epoch)
+/* The channel of this identity that takes packets; with any = 1, also one
+ * that does not (yet, or any more). */
+static MPIDI_IBMC_mcast_chan_t *find_chan_in(MPIDI_IBMC_mcast_t * mc, uint32_t context_id,
+                                             uint32_t epoch, int any)
 {
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans; c; c = c->next)
         if (c->ch.context_id == context_id && c->ch.epoch == epoch &&
-            ibmc_mcast_chan_accepts(&c->ch))
+            (any || ibmc_mcast_chan_accepts(&c->ch)))
             return c;
     return NULL;
+}
+
+static MPIDI_IBMC_mcast_chan_t *find_chan(MPIDI_IBMC_mcast_t * mc, uint32_t context_id,
+                                          uint32_t epoch)
+{
+    return find_chan_in(mc, context_id, epoch, 0);
 }
 
 /* The communicator rank of world rank w, or -1. */
@@ -83,6 +91,12 @@ static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int id
     if (c && h.type == IBMC_MCAST_PROBE)
         return handle_probe(st, c, &h, src_qp, sgid);
     if (!c) {
+        /* another job's, or a communicator's this process is not in (or has
+         * freed) that shares the group; one of its own channels that takes
+         * nothing yet (a routing probe that came before this member began
+         * to wait for it, and comes again) is only dropped */
+        MPIDI_IBMC_pvars.mcast.foreign += h.job_key != st->job_key ||
+            !find_chan_in(mc, h.context_id, h.epoch, 1);
         MPIDI_IBMC_pvars.mcast.dropped++;
         return MPI_SUCCESS;
     }
@@ -210,19 +224,26 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
                 return MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(multicast)", EIO);
         }
     }
-    /* ACKs written on the boards; retired channels go once every member has
-     * all their packets */
+    /* posted broadcasts, ACKs written on the boards; retired channels go
+     * once every member has all their packets.  A channel's turn may poll
+     * again from inside (a receiver's last poll before a NAK): only the
+     * outermost loop releases channels, so that none that it holds goes. */
     unsigned long long read = MPIDI_IBMC_pvars.mcast.acks_read;
+    mc->chan_turns++;
     for (MPIDI_IBMC_mcast_chan_t * c = mc->chans, *next; c; c = next) {
         int release;
         next = c->next;
         mpi_errno = ibmc_mcast_chan_progress(&c->ch, &release);
-        MPIR_ERR_CHECK(mpi_errno);
+        if (mpi_errno) {
+            mc->chan_turns--;
+            goto fn_fail;
+        }
         if (release && mc->finalizing)
             c->kept = 1;
-        else if (release)
+        else if (release && mc->chan_turns == 1)
             MPIDI_IBMC_mcast_chan_release(st, mc, c);
     }
+    mc->chan_turns--;
     /* an ACK read off a board is progress too: it may have opened a root's
      * window, and the root should send now rather than yield first */
     *found += (int) (MPIDI_IBMC_pvars.mcast.acks_read - read);

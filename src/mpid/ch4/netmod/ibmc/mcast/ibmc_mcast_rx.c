@@ -75,7 +75,7 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_ask(ibmc_mcast_rx_t * rx, const void *pkt,
     if (h.epoch != rx->id.epoch)
         return count(rx, IBMC_MCAST_RX_STALE_EPOCH);
     if (src < 0)
-        return count(rx, IBMC_MCAST_RX_WRONG_SOURCE);
+        return count(rx, IBMC_MCAST_RX_FOREIGN);
     /* a root sends at most a window past the slowest member's ACK, and this
      * member's ACK is at most its `next` */
     if (ibmc_mcast_seq_diff(h.seq, rx->next) > (int32_t) rx->window)
@@ -117,6 +117,13 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
         return count(rx, IBMC_MCAST_RX_FOREIGN);
     if (h.epoch != rx->id.epoch)
         return count(rx, IBMC_MCAST_RX_STALE_EPOCH);
+    /* Not sent by a member: another communicator's with the same context id
+     * and epoch (MPI_Comm_split's disjoint siblings share both) on a shared
+     * group, or a forgery.  Judged before the position, which is the
+     * sender's stream, not this one's, so that it never counts as a
+     * duplicate. */
+    if (src < 0)
+        return count(rx, IBMC_MCAST_RX_FOREIGN);
 
     /* shape: the payload is what the length says, and the fragment fits the message */
     uint64_t nfrags = ibmc_mcast_nfrags(h.msg_len, rx->payload_max);
@@ -136,8 +143,6 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
     ibmc_mcast_slot_t *s = slot_of(rx, h.seq);
     if (s->state != IBMC_MCAST_SLOT_EMPTY)
         return count(rx, IBMC_MCAST_RX_DUPLICATE);
-    if (src < 0)
-        return count(rx, IBMC_MCAST_RX_WRONG_SOURCE);
 
     const unsigned char *payload = (const unsigned char *) pkt + sizeof(h);
     ibmc_mcast_rx_verdict_t v;

@@ -57,10 +57,11 @@ typedef enum {
     IBMC_MCAST_RX_HELD,         /* copied into its slot for a later message */
     IBMC_MCAST_RX_DUPLICATE,    /* that position was already delivered or held */
     IBMC_MCAST_RX_MALFORMED,    /* not a well-formed data packet of this protocol */
-    IBMC_MCAST_RX_FOREIGN,      /* another job's or another communicator's */
+    IBMC_MCAST_RX_FOREIGN,      /* another job's or another communicator's: its
+                                 * header's identity, or a sender that is no member */
     IBMC_MCAST_RX_STALE_EPOCH,  /* this communicator's group, an earlier use of it */
     IBMC_MCAST_RX_OUT_OF_WINDOW,        /* beyond the window: no correct sender goes there */
-    IBMC_MCAST_RX_WRONG_SOURCE, /* not from the root of its message */
+    IBMC_MCAST_RX_WRONG_SOURCE, /* a member, not the root of its message */
     IBMC_MCAST_RX_MISMATCH,     /* the root's message length differs from the posted one */
     IBMC_MCAST_RX_NVERDICTS
 } ibmc_mcast_rx_verdict_t;
@@ -146,7 +147,8 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_post(ibmc_mcast_rx_t * rx, void *buf, uint
 uint32_t ibmc_mcast_rx_own(ibmc_mcast_rx_t * rx, uint64_t len, int self);
 
 /* One received packet of len bytes from communicator rank src (-1 when the
- * completion's source is not a member). */
+ * completion's source is not a member: IBMC_MCAST_RX_FOREIGN, whatever its
+ * position). */
 ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *pkt, size_t len,
                                              int src);
 

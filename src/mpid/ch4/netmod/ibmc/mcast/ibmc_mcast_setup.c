@@ -66,6 +66,15 @@ static MPIDI_IBMC_mcast_t *mcast_get(MPIDI_IBMC_state_t * st, const ibmc_mcast_o
     return st->mcast;
 }
 
+/* A channel leaves pool entry e; the last one detaches the QP from the
+ * group, which stays joined. */
+static void group_unref(MPIDI_IBMC_mcast_t * mc, int e)
+{
+    ibmc_mcast_pool_unref(&mc->pool, e);
+    if (!mc->pool.e[e].refs)
+        MPIDI_IBMC_mcast_group_detach(mc, e);
+}
+
 static void chan_free_memory(MPIDI_IBMC_mcast_chan_t * c)
 {
     /* the board stays registered for the next channel (MPIDI_IBMC_mcast_boardmem_t) */
@@ -122,7 +131,7 @@ void MPIDI_IBMC_mcast_chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t *
         }
     /* the group stays joined for the next communicator (ibmc_mcast_pool.h) */
     if (mch->group >= 0)
-        ibmc_mcast_pool_unref(&mc->pool, mch->group);
+        group_unref(mc, mch->group);
     chan_free_memory(mch);
 }
 
@@ -184,6 +193,80 @@ static int chan_alloc(MPIDI_IBMC_mcast_t * mc, MPIDI_IBMC_mcast_chan_t * c, MPIR
     return 0;
 }
 
+/* What every member contributes to its channel's setup: whether it can, its
+ * QP, its epoch counter, the groups it offers and its ACK board (address 0:
+ * none). */
+typedef struct {
+    uint32_t ok, qpn, epoch_seq, board_rkey;
+    uint32_t conflict;          /* the group picked as its own carries another channel
+                                 * here (set up at once by another thread) */
+    uint32_t pad;
+    ibmc_mcast_pool_offer_t groups;
+    uint64_t board;
+} setup_info_t;
+
+/* Set-ups of one process that run at once (threads under
+ * MPI_THREAD_MULTIPLE) offer the same free groups of a leader they share,
+ * and may both pick one as their own.  A member that finds its pick
+ * already busy says so; all then pick again from fresh offers, up to this
+ * many times, and then share it. */
+#define SETUP_PICKS 4
+
+/* The group of c, a communicator of n members whose lowest world rank is
+ * leader, picked alike at every member from their offers in all
+ * (ibmc_mcast_pool.h) and joined here.  c->group is its pool entry, or -1
+ * with c->why: the pool had none (c->group_none, the same at every member),
+ * or this member's join failed.  *conflict: the pick was to be c's own, and
+ * another channel of this process uses it. */
+static int take_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
+                      MPIDI_IBMC_mcast_chan_t * c, const setup_info_t * all,
+                      ibmc_mcast_pool_offer_t * offers, int n, uint32_t leader, int *conflict)
+{
+    *conflict = 0;
+    ibmc_mcast_pool_kind_t kind;
+    int full, leave = 0;
+    for (int r = 0; r < n; r++)
+        offers[r] = all[r].groups;
+    int k = ibmc_mcast_pool_pick(offers, n, &kind, &full);
+    if (k < 0) {
+        full = MPL_MAX(full, 0);
+        c->group_none = 1;
+        snprintf(c->why, sizeof(c->why), "no multicast group is free for this communicator: "
+                 "rank %d uses all MPIR_CVAR_IBMC_MCAST_GROUPS (%u) of its groups for other "
+                 "communicators", full, all[full].groups.cap);
+        return MPI_SUCCESS;
+    }
+    uint32_t addr = ibmc_mcast_pool_addr(leader, k);
+    int e = ibmc_mcast_pool_place(&mc->pool, addr, &leave);
+    if (e < 0) {
+        /* the offer said otherwise: a member that cannot keep its word
+         * fails the second round, and every member falls back */
+        snprintf(c->why, sizeof(c->why), "no pool entry for the agreed multicast group");
+        return MPI_SUCCESS;
+    }
+    if (leave) {
+        MPIDI_IBMC_mcast_group_leave(mc, e);
+        ibmc_mcast_pool_left(&mc->pool, e);
+        MPIDI_IBMC_pvars.mcast.group_swaps++;
+    }
+    /* taken before the join, whose wait lets other threads set their
+     * channels up: they find the entry busy, or holding this group */
+    ibmc_mcast_pool_joined(&mc->pool, e, addr);
+    ibmc_mcast_pool_ref(&mc->pool, e);
+    /* judged before the join lets another set-up take it too */
+    *conflict = kind != IBMC_MCAST_POOL_SHARED && mc->pool.e[e].refs > 1;
+    if (MPIDI_IBMC_mcast_group_join(st, mc, e, addr, c->why, sizeof(c->why)) != 0) {
+        /* the join left the group */
+        *conflict = 0;
+        ibmc_mcast_pool_unref(&mc->pool, e);
+        if (!mc->pool.e[e].refs)
+            ibmc_mcast_pool_left(&mc->pool, e);
+        return MPI_SUCCESS;
+    }
+    c->group = e;
+    return MPI_SUCCESS;
+}
+
 /* Collective: set the channel of comm up, or agree that it cannot be. */
 int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
                                 const ibmc_mcast_ops_t * ops, MPIDI_IBMC_mcast_chan_t ** out)
@@ -191,14 +274,8 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     int *nodes = NULL;
-    /* what every member contributes: whether it can, its QP, its epoch
-     * counter, its free groups and its ACK board (address 0: none) */
-    struct setup_info {
-        uint32_t ok, qpn, epoch_seq, board_rkey;
-        uint64_t free_groups;
-        uint64_t board;
-    } mine = { 0 }, *all = NULL;
-    uint64_t *masks = NULL;
+    setup_info_t mine = { 0 }, *all = NULL;
+    ibmc_mcast_pool_offer_t *offers = NULL;
     int routed = 0;
     MPIDI_IBMC_mcast_t *mc = mcast_get(st, ops);
     MPIR_ERR_CHKANDJUMP(!mc, mpi_errno, MPI_ERR_OTHER, "**nomem");
@@ -221,6 +298,11 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     for (int r = 0; r < comm->local_size; r++)
         nodes[r] = MPIR_Process.node_map[MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank];
     qsort(nodes, comm->local_size, sizeof(int), cmp_int);
+    /* the communicator's lowest world rank, which tells disjoint
+     * communicators apart where their context ids do not */
+    uint32_t leader = UINT32_MAX;
+    for (int r = 0; r < comm->local_size; r++)
+        leader = MPL_MIN(leader, (uint32_t) MPIDI_IBMC_AV(MPIDIU_comm_rank_to_av(comm, r)).world_rank);
     int one_node = nodes[0] == nodes[comm->local_size - 1], shared = 0;
     for (int r = 1; r < comm->local_size; r++)
         shared |= nodes[r] == nodes[r - 1];
@@ -247,10 +329,10 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     }
     mine.epoch_seq = mc->epoch_seq;
     if (mc->state == 1)
-        mine.free_groups = ibmc_mcast_pool_free_mask(&mc->pool);
+        ibmc_mcast_pool_offer(&mc->pool, leader, &mine.groups);
     all = MPL_malloc(sizeof(mine) * comm->local_size, MPL_MEM_OTHER);
-    masks = MPL_malloc(sizeof(uint64_t) * comm->local_size, MPL_MEM_OTHER);
-    MPIR_ERR_CHKANDJUMP(!all || !masks, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    offers = MPL_malloc(sizeof(*offers) * comm->local_size, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all || !offers, mpi_errno, MPI_ERR_OTHER, "**nomem");
 
     /* first round: the epoch (every member's counter is past any epoch it has
      * used, so the largest one is new to all of them) and who can join.
@@ -276,24 +358,21 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     if (mine.ok)
         ibmc_mcast_chan_open(&c->ch, st->job_key, epoch,
                              c->board_mem ? c->board_mem->words : NULL);
-    if (can) {
-        int shared;
-        for (int r = 0; r < comm->local_size; r++)
-            masks[r] = all[r].free_groups;
-        c->group = ibmc_mcast_pool_pick(masks, comm->local_size, mc->pool.cap, c->ch.context_id,
-                                        epoch, &shared);
-        if (MPIDI_IBMC_mcast_group_join(st, mc, c->group, c->why, sizeof(c->why)) != 0) {
-            mine.ok = 0;
-            c->group = -1;
-        } else {
-            ibmc_mcast_pool_ref(&mc->pool, c->group);
-        }
-    } else if (mine.ok) {
+    if (!can && mine.ok)
         snprintf(c->why, sizeof(c->why), "rank %d cannot use multicast", who);
-    }
+    for (int pick = 1; can; pick++) {
+        int conflict, conflicts = 0;
+        mpi_errno = take_group(st, mc, c, all, offers, comm->local_size, leader, &conflict);
+        MPIR_ERR_CHECK(mpi_errno);
+        /* every member reached the same verdict when the pool had none */
+        if (c->group < 0 && c->group_none) {
+            can = 0;
+            break;
+        }
+        mine.ok = c->group >= 0;
+        mine.conflict = (uint32_t) conflict;
 
-    /* second round: who joined */
-    if (can) {
+        /* second round: who joined, and who found its pick busy */
         MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
         mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
                                                 MPI_BYTE, comm, &errflag);
@@ -305,11 +384,25 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
                 if (mine.ok)
                     snprintf(c->why, sizeof(c->why), "rank %d could not join the group", r);
             }
+            conflicts += all[r].conflict != 0;
             c->qpn[r] = all[r].qpn;
             c->peer_board[r] = all[r].board;
             c->peer_rkey[r] = all[r].board_rkey;
         }
+        if (!can || !conflicts || pick == SETUP_PICKS)
+            break;
+        /* pick again, from what every member holds now */
+        group_unref(mc, c->group);
+        c->group = -1;
+        ibmc_mcast_pool_offer(&mc->pool, leader, &mine.groups);
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+        mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
+                                                MPI_BYTE, comm, &errflag);
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+        MPIR_ERR_CHECK(mpi_errno);
     }
+    if (can && c->group >= 0)
+        MPIDI_IBMC_pvars.mcast.groups_shared += mc->pool.e[c->group].refs > 1;
     if (!can)
         goto fn_exit;
 
@@ -357,7 +450,7 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
   fn_exit:
     MPL_free(nodes);
     MPL_free(all);
-    MPL_free(masks);
+    MPL_free(offers);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
