@@ -10,7 +10,7 @@
  * every broadcast.  One barrier after the loop is counted too (a few
  * packets, spread over ITERS).
  *
- * usage: ibmc_bcast_counts SIZE [ITERS [late]]
+ * usage: ibmc_bcast_counts SIZE [ITERS [late|blocking|nonblocking|persistent]]
  * Prints, from rank 0, "bcast-counts: SIDE COUNTER VALUE" lines with the
  * counter's change per broadcast: SIDE root (rank 0) or recv (the mean of
  * the other ranks), then "bcast-counts: ok" or "bcast-counts: FAIL ...".
@@ -23,7 +23,11 @@
  * has forwarded everything before its children start, and no receiver's
  * count includes waiting for another.  Under callgrind with --collect-atstart=no, only the
  * measured MPI_Bcast calls are counted (CALLGRIND_TOGGLE_COLLECT around
- * each): the instructions of one broadcast, root and receivers apart. */
+ * each): the instructions of one broadcast, root and receivers apart.
+ *
+ * "nonblocking" makes each broadcast an MPI_Ibcast and its MPI_Wait,
+ * "persistent" an MPI_Start and MPI_Wait of one MPI_Bcast_init request
+ * (MPIR_CVAR_IBCAST_INTRA_ALGORITHM picks their algorithm). */
 
 #define _DEFAULT_SOURCE /* usleep */
 #include <mpi.h>
@@ -48,7 +52,8 @@ static const char *counters[] = {
     "ibmc_mcast_naks_asked", "ibmc_mcast_naks_spared", "ibmc_mcast_naks_premature",
     "ibmc_mcast_naks_deferred", "ibmc_mcast_retransmits", "ibmc_mcast_ack_probes",
     "ibmc_mcast_asks_multicast",
-    "ibmc_mcast_duplicates", "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
+    "ibmc_mcast_duplicates", "ibmc_mcast_foreign", "ibmc_mcast_bcasts_posted",
+    "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_ctrl_pkts_sent", "ibmc_rdma_reads"
 };
 
@@ -82,6 +87,22 @@ static void settle(double seconds)
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
+/* One broadcast from rank 0: blocking, nonblocking, or a start of the
+ * persistent request *req. */
+static void one_bcast(unsigned char *buf, size_t len, int nonblocking, int persistent,
+                      MPI_Request * req)
+{
+    if (persistent) {
+        MPI_Start(req);
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+    } else if (nonblocking) {
+        MPI_Ibcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD, req);
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Bcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, provided;
@@ -91,7 +112,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t len = argc > 1 ? strtoul(argv[1], NULL, 0) : 1;
     int iters = argc > 2 ? atoi(argv[2]) : 200;
-    int late = argc > 3 && !strcmp(argv[3], "late");
+    const char *mode = argc > 3 ? argv[3] : "blocking";
+    int late = !strcmp(mode, "late"), nonblocking = !strcmp(mode, "nonblocking");
+    int persistent = !strcmp(mode, "persistent");
+    if (!late && !nonblocking && !persistent && strcmp(mode, "blocking")) {
+        if (rank == 0)
+            fprintf(stderr, "usage: ibmc_bcast_counts SIZE [ITERS [late|blocking|nonblocking|"
+                    "persistent]]\n");
+        MPI_Finalize();
+        return 2;
+    }
     unsigned char *buf = malloc(len ? len : 1);
     double before[NC], after[NC], d[NC], sum[NC];
     int have[NC], bad = 0;
@@ -101,7 +131,10 @@ int main(int argc, char **argv)
      * so that what the first use of MPICH's unexpected-message path
      * allocates and zeroes (request pools grown for ITERS messages at once)
      * is not counted */
-    MPI_Bcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (persistent)
+        MPI_Bcast_init(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    one_bcast(buf, len, nonblocking, persistent, &req);
     settle(0.05);
     if (late) {
         if (rank != 0)
@@ -118,7 +151,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < len; i++)
             buf[i] = rank == 0 ? byte_of(it, i) : 0xee;
         CALLGRIND_TOGGLE_COLLECT;
-        MPI_Bcast(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD);
+        one_bcast(buf, len, nonblocking, persistent, &req);
         CALLGRIND_TOGGLE_COLLECT;
         for (size_t i = 0; i < len && !bad; i++)
             if (buf[i] != byte_of(it, i)) {
@@ -149,6 +182,8 @@ int main(int argc, char **argv)
             printf("bcast-counts: ok (%d broadcasts of %zu bytes on %d ranks, every byte checked)\n",
                    iters, len, size);
     }
+    if (persistent)
+        MPI_Request_free(&req);
     free(buf);
     MPI_T_finalize();
     MPI_Finalize();
