@@ -106,8 +106,8 @@ heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks
        naks_premature naks_deferred retransmits ack_probes asks_multicast duplicates foreign posted
        pt2pt_sent pt2pt_recvd rdma_reads)
 run() { # out iters np nodes alg[:mode] size [wrapper...]
-    local out=$1 iters=$2 np=$3 nodes=$4 alg=${5%%:*} mode=blocking size=$6 ialg; shift 6
-    [[ $5 == *:* ]] && mode=${5#*:}
+    local out=$1 iters=$2 np=$3 nodes=$4 name=$5 alg=${5%%:*} mode=blocking size=$6 ialg; shift 6
+    [[ $name == *:* ]] && mode=${name#*:}
     ialg=$alg; [[ $alg == binomial ]] && ialg=sched_binomial
     env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \
         MPIR_CVAR_IBCAST_INTRA_ALGORITHM="$ialg" \

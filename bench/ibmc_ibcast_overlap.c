@@ -89,19 +89,21 @@ int main(int argc, char **argv)
                 bad += buf[b] != (unsigned char) (i & 0xff);
         }
         m[0] = median(t, iters);
-        /* the computation, calibrated on rank 0 to the broadcast's time */
+        /* the computation, calibrated to the slowest process's broadcast
+         * time with every process computing at once, as they will */
+        double target;
+        MPI_Allreduce(&m[0], &target, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         long units = 1000;
-        if (rank == 0) {
-            for (;;) {
-                double t0 = MPI_Wtime();
-                compute(units, NULL);
-                double dt = MPI_Wtime() - t0;
-                if (dt >= m[0] || units > (1L << 40))
-                    break;
-                units = dt > 0 ? (long) (units * 1.2 * m[0] / dt) + 1 : units * 2;
-            }
+        for (;;) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            compute(units, NULL);
+            double dt = MPI_Wtime() - t0, slowest;
+            MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (slowest >= target || units > (1L << 40))
+                break;
+            units = slowest > 0 ? (long) (units * 1.2 * target / slowest) + 1 : units * 2;
         }
-        MPI_Bcast(&units, 1, MPI_LONG, 0, MPI_COMM_WORLD);
         for (int i = 0; i < iters; i++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
@@ -133,7 +135,7 @@ int main(int argc, char **argv)
         free(buf);
     }
     int allbad;
-    MPI_Reduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf(allbad ? "overlap: FAIL: %d wrong bytes\n" : "overlap: ok, every byte checked\n",
                allbad);
