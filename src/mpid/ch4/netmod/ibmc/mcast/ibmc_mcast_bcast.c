@@ -458,12 +458,15 @@ int MPIDI_IBMC_mcast_ibcast_test(MPIDI_IBMC_mcast_req_t * req, int root, MPI_Ain
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_mcast_op_t *op = op_of(req);
+    /* another thread's progress turn may be finishing it */
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     *done = ibmc_mcast_op_done(op);
     if (*done && op->mismatch) {
         op->mismatch = 0;
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len", "**ibmc_mcast_len %d %d",
                       root, (int) len);
     }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     return mpi_errno;
 }
 

@@ -108,13 +108,14 @@ void MPIDI_IBMC_mcast_group_detach(MPIDI_IBMC_mcast_t * mc, int k)
 }
 
 /* Make pool entry k a member of the job's group addr, joining it unless
- * it is already, and attach the QP to it; returns 0, or -1 with why (the
- * entry is left then). */
+ * it is already; returns 0, or -1 with why (the entry is left then).  The
+ * QP takes the group's packets only once attached
+ * (MPIDI_IBMC_mcast_group_attach), when every member has agreed on it. */
 int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int k,
                                 uint32_t addr, char *why, size_t whylen)
 {
     MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
-    if (g->attached)
+    if (g->join_state == 1)
         return 0;
     if (!g->joined) {
         group_address(st, addr, &g->maddr);
@@ -143,9 +144,6 @@ int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc
         }
         MPIDI_IBMC_wait_turn();
     }
-    /* another thread's setup, waiting on the same join, attached it */
-    if (g->attached)
-        return 0;
     if (g->join_state < 0) {
         snprintf(why, whylen, "%s", g->why);
         MPIDI_IBMC_mcast_group_leave(mc, k);
@@ -161,11 +159,20 @@ int MPIDI_IBMC_mcast_group_join(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc
         MPIDI_IBMC_mcast_group_leave(mc, k);
         return -1;
     }
+    return 0;
+}
+
+/* The QP takes entry k's group's packets (joined, MPIDI_IBMC_mcast_group_join);
+ * returns 0, or -1 with why. */
+int MPIDI_IBMC_mcast_group_attach(MPIDI_IBMC_mcast_t * mc, int k, char *why, size_t whylen)
+{
+    MPIDI_IBMC_mcast_group_t *g = &mc->groups[k];
+    if (g->attached)
+        return 0;
     int rc = ibv_attach_mcast(mc->qp, &g->mgid, g->mlid);
     if (rc) {
         char ebuf[96];
         snprintf(why, whylen, "ibv_attach_mcast failed: %s", MPIR_Strerror(rc, ebuf, sizeof(ebuf)));
-        MPIDI_IBMC_mcast_group_leave(mc, k);
         return -1;
     }
     g->attached = 1;

@@ -165,6 +165,7 @@ void MPIDI_IBMC_mcast_drain_cm_events(MPIDI_IBMC_mcast_t * mc);
 int MPIDI_IBMC_mcast_group_join(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc, int k,
                                 uint32_t addr, char *why, size_t whylen);
 void MPIDI_IBMC_mcast_group_leave(MPIDI_IBMC_mcast_t * mc, int k);
+int MPIDI_IBMC_mcast_group_attach(MPIDI_IBMC_mcast_t * mc, int k, char *why, size_t whylen);
 void MPIDI_IBMC_mcast_group_detach(MPIDI_IBMC_mcast_t * mc, int k);
 int MPIDI_IBMC_mcast_probe_group(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
                                  MPIDI_IBMC_mcast_chan_t * c, int *routed);

@@ -234,16 +234,15 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         int release;
         next = c->next;
         mpi_errno = ibmc_mcast_chan_progress(&c->ch, &release);
-        if (mpi_errno) {
-            mc->chan_turns--;
-            goto fn_fail;
-        }
+        if (mpi_errno)
+            break;
         if (release && mc->finalizing)
             c->kept = 1;
         else if (release && mc->chan_turns == 1)
             MPIDI_IBMC_mcast_chan_release(st, mc, c);
     }
     mc->chan_turns--;
+    MPIR_ERR_CHECK(mpi_errno);
     /* an ACK read off a board is progress too: it may have opened a root's
      * window, and the root should send now rather than yield first */
     *found += (int) (MPIDI_IBMC_pvars.mcast.acks_read - read);

@@ -217,12 +217,15 @@ typedef struct {
  * (ibmc_mcast_pool.h) and joined here.  c->group is its pool entry, or -1
  * with c->why: the pool had none (c->group_none, the same at every member),
  * or this member's join failed.  *conflict: the pick was to be c's own, and
- * another channel of this process uses it. */
+ * another channel of this process uses it; *shared: the pick shares a
+ * group by design (the pool had none of c's own). */
 static int take_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                       MPIDI_IBMC_mcast_chan_t * c, const setup_info_t * all,
-                      ibmc_mcast_pool_offer_t * offers, int n, uint32_t leader, int *conflict)
+                      ibmc_mcast_pool_offer_t * offers, int n, uint32_t leader, int *conflict,
+                      int *shared)
 {
     *conflict = 0;
+    *shared = 0;
     ibmc_mcast_pool_kind_t kind;
     int full, leave = 0;
     for (int r = 0; r < n; r++)
@@ -254,7 +257,8 @@ static int take_group(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     ibmc_mcast_pool_joined(&mc->pool, e, addr);
     ibmc_mcast_pool_ref(&mc->pool, e);
     /* judged before the join lets another set-up take it too */
-    *conflict = kind != IBMC_MCAST_POOL_SHARED && mc->pool.e[e].refs > 1;
+    *shared = kind == IBMC_MCAST_POOL_SHARED;
+    *conflict = !*shared && mc->pool.e[e].refs > 1;
     if (MPIDI_IBMC_mcast_group_join(st, mc, e, addr, c->why, sizeof(c->why)) != 0) {
         /* the join left the group */
         *conflict = 0;
@@ -360,9 +364,11 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
                              c->board_mem ? c->board_mem->words : NULL);
     if (!can && mine.ok)
         snprintf(c->why, sizeof(c->why), "rank %d cannot use multicast", who);
+    int group_shared = 0;
     for (int pick = 1; can; pick++) {
         int conflict, conflicts = 0;
-        mpi_errno = take_group(st, mc, c, all, offers, comm->local_size, leader, &conflict);
+        mpi_errno = take_group(st, mc, c, all, offers, comm->local_size, leader, &conflict,
+                               &group_shared);
         MPIR_ERR_CHECK(mpi_errno);
         /* every member reached the same verdict when the pool had none */
         if (c->group < 0 && c->group_none) {
@@ -389,6 +395,8 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
             c->peer_board[r] = all[r].board;
             c->peer_rkey[r] = all[r].board_rkey;
         }
+        /* out of picks, a member that found its pick busy shares it */
+        group_shared |= conflict && pick == SETUP_PICKS;
         if (!can || !conflicts || pick == SETUP_PICKS)
             break;
         /* pick again, from what every member holds now */
@@ -401,8 +409,10 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
         MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    /* counted by the pick, not by the entry's channels now: another
+     * set-up's pick that conflicted here may not have left it yet */
     if (can && c->group >= 0)
-        MPIDI_IBMC_pvars.mcast.groups_shared += mc->pool.e[c->group].refs > 1;
+        MPIDI_IBMC_pvars.mcast.groups_shared += group_shared;
     if (!can)
         goto fn_exit;
 
@@ -413,10 +423,16 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
         goto fn_fail;
     }
 
-    /* third round: did the probe reach everyone */
+    /* third round: did the probe reach everyone.  The QP takes the group's
+     * packets only now that every member has agreed on it: one picked
+     * again (a conflict above) would have taken another channel's. */
+    char attach_why[sizeof(c->why)] = "";
+    int attached = !MPIDI_IBMC_mcast_group_attach(mc, c->group, attach_why, sizeof(attach_why));
     ibmc_mcast_chan_set_probing(&c->ch);
-    mpi_errno = MPIDI_IBMC_mcast_probe_group(st, mc, c, &routed);
-    MPIR_ERR_CHECK(mpi_errno);
+    if (attached) {
+        mpi_errno = MPIDI_IBMC_mcast_probe_group(st, mc, c, &routed);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     mine.ok = (uint32_t) routed;
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     mpi_errno = MPIR_Allgather_intra_brucks(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine),
@@ -438,6 +454,8 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
         snprintf(c->why, sizeof(c->why), "rank 0 did not hear from every member within %d s "
                  "(MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT)", MPIR_CVAR_IBMC_MCAST_JOIN_TIMEOUT);
     }
+    if (!attached)
+        snprintf(c->why, sizeof(c->why), "%s", attach_why);    /* this member's own reason */
     if (ibmc_mcast_chan_is_failed(&c->ch))
         goto fn_exit;
     ibmc_mcast_chan_set_ready(&c->ch);
