@@ -613,6 +613,18 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         CHECK(me->ch.tx.bogus_acks == 0 && me->ch.tx.bogus_naks == 0,
               "member %d as root: %llu bogus ACKs, %llu bogus NAKs", i,
               (unsigned long long) me->ch.tx.bogus_acks, (unsigned long long) me->ch.tx.bogus_naks);
+        /* the copies pvar is what the parts copied: one per fragment into
+         * the posted buffer, one more per fragment that waited in a slot,
+         * one per fragment into a root's ring or a co-root's relay ring */
+        CHECK(me->stats.copies == me->ch.rx.copies + me->ch.tx.packets + me->ch.relay.kept,
+              "member %d: %llu copies counted, the window, ring and relay ring made %llu", i,
+              (unsigned long long) me->stats.copies, (unsigned long long) (me->ch.rx.copies +
+                                                                          me->ch.tx.packets +
+                                                                          me->ch.relay.kept));
+        CHECK(c->forge || me->ch.rx.copies == me->ch.rx.frags_delivered + n[IBMC_MCAST_RX_HELD],
+              "member %d: %llu copies by the window for %llu fragments delivered, %llu held", i,
+              (unsigned long long) me->ch.rx.copies, (unsigned long long) me->ch.rx.frags_delivered,
+              (unsigned long long) n[IBMC_MCAST_RX_HELD]);
         for (int v = 0; v < IBMC_MCAST_RX_NVERDICTS; v++)
             forged += f[v];
         retransmits += me->ch.tx.retransmits + me->ch.relay.served;

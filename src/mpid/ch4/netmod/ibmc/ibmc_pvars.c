@@ -144,6 +144,12 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(tree_acks,
               "Of those, the ones sent to a parent co-root rather than to the root: RC "
               "messages naming the root, never RDMA writes.");
+    IBMC_PVAR_MCAST(copies,
+              "Fragment payloads the multicast channel copied: a receiver's into the "
+              "broadcast's buffer, or into a slot for a later broadcast and out of it when "
+              "that broadcast is posted; a root's into its send ring; a co-root's into its "
+              "relay ring.  Without loss, one per fragment at every process, two at a "
+              "receiver whose broadcast was posted after its packets came.");
     IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR_MCAST(echoes,

@@ -424,8 +424,11 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
 {
     int err;
     ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
+    /* the receive window copied it into the posted buffer or a slot */
+    c->eng->stats->copies += v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD;
     if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && is_coroot(c, src)) {
         const void *kept = ibmc_mcast_relay_keep(&c->relay, pkt, len, src);
+        c->eng->stats->copies++;
         ibmc_mcast_hdr_t h;
         memcpy(&h, kept, sizeof(h));
         c->headed[src] = 1;
@@ -983,6 +986,7 @@ static int root_send(ibmc_mcast_chan_t * c, int *blocked)
         }
         CALL(ops->post(c->eng->io, c, pkt, len));
         posted++;
+        c->eng->stats->copies++;        /* tx_next copied the fragment into the ring */
         c->eng->stats->pkts_sent++;
         c->eng->stats->bytes_sent += len;
         if (c->relay_ring && !c->eng->params.relay_on_loss)
@@ -1012,8 +1016,10 @@ int ibmc_mcast_bcast_start(ibmc_mcast_chan_t * c, void *buf, uint64_t len, int r
     }
     c->nak_first_at = 0;
     c->nak_watch = 0;
+    uint64_t copies = c->rx.copies;     /* fragments held for it are copied out now */
     if (ibmc_mcast_rx_post(&c->rx, buf, len, root) == IBMC_MCAST_RX_MISMATCH)
         c->mismatch = 1;
+    c->eng->stats->copies += c->rx.copies - copies;
     c->cur.timeout = c->nak_timeout;
     c->cur.seen = received(c);
     c->cur.idle = 0;

@@ -77,6 +77,10 @@ typedef struct {
     unsigned long long relays;  /* packets sent over RC to co-roots */
     unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subtree */
     unsigned long long tree_acks;       /* ... of them to a parent co-root, by RC */
+    unsigned long long copies;  /* fragment payloads copied: a receiver's into the
+                                 * posted buffer or a slot (and out of the slot when its
+                                 * broadcast is posted), a root's into its ring, a
+                                 * co-root's into its relay ring */
     unsigned long long duplicates;      /* packets dropped as already delivered or held */
     unsigned long long echoes;  /* this process's own multicast packets looped back to it
                                  * (the I/O side drops them) */

@@ -154,6 +154,7 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
         if (h.frag != h.seq - rx->first || h.msg_len != rx->len)
             return count(rx, IBMC_MCAST_RX_MISMATCH);
         memcpy(rx->buf + frag_offset(rx, h.frag), payload, h.payload_len);
+        rx->copies++;
         s->state = IBMC_MCAST_SLOT_DONE;
         rx->got++;
         rx->frags_delivered++;
@@ -164,6 +165,7 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
     } else {
         /* a later message's: its root and length are checked when it is posted */
         memcpy(slot_data(rx, h.seq), payload, h.payload_len);
+        rx->copies++;
         s->state = IBMC_MCAST_SLOT_HELD;
         s->ack_req = !!(h.flags & IBMC_MCAST_F_ACK_REQ);
         s->released = h.released;
@@ -229,6 +231,7 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_post(ibmc_mcast_rx_t * rx, void *buf, uint
             return IBMC_MCAST_RX_MISMATCH;
         }
         memcpy(rx->buf + frag_offset(rx, i), slot_data(rx, pos), s->payload_len);
+        rx->copies++;
         if (s->ack_req)
             want_ack(rx, pos);
         take_released(rx, s->released, pos);

@@ -122,6 +122,8 @@ typedef struct {
 
     uint64_t count[IBMC_MCAST_RX_NVERDICTS];
     uint64_t frags_delivered;   /* fragments copied to posted buffers, held ones included */
+    uint64_t copies;            /* payload copies: into the posted buffer, into a slot,
+                                 * and out of a slot when its message is posted */
 } ibmc_mcast_rx_t;
 
 /* window must be a power of two, at most IBMC_MCAST_WINDOW_MAX; slots has

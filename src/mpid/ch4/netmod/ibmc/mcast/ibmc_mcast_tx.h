@@ -67,7 +67,8 @@ typedef struct {
     uint32_t nfrags;
     uint32_t sent;
 
-    uint64_t packets;           /* fragments put in the ring and handed out */
+    uint64_t packets;           /* fragments put in the ring and handed out: each one a
+                                 * copy of the caller's data */
     uint64_t acks;              /* ACKs that moved a member on */
     uint64_t old_acks;          /* ACKs behind what the member had said */
     uint64_t bogus_acks;        /* ACKs beyond what was sent, or from no member */
