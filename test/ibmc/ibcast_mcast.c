@@ -17,7 +17,12 @@
  * MPI_Ibcast and per MPI_Start at each node leader (every rank with one
  * rank a node), and no broadcast fell back.
  *
- * usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [MAXBYTES] */
+ * --stride K (K > 1) makes every broadcast non-contiguous: its bytes are
+ * every K-th byte of the buffer (an MPI_Type_vector), and the bytes between
+ * must come back untouched.  The channel moves packed bytes, so the
+ * counters must still show every broadcast by multicast.
+ *
+ * usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [--stride K] [MAXBYTES] */
 
 #include <mpi.h>
 #include <stdio.h>
@@ -41,20 +46,47 @@ static unsigned long long pvar(const char *name, int *fails)
     return v;
 }
 
-static int check(const unsigned char *buf, size_t len, long k, int rank)
+#define GAP 0xee                /* the bytes a strided broadcast must not touch */
+
+/* broadcast k's len bytes, every stride-th byte of buf (its data at the
+ * root, zeros elsewhere), the gaps GAP */
+static void fill(unsigned char *buf, size_t len, int stride, long k, int is_root)
 {
+    memset(buf, GAP, len * (size_t) stride);
     for (size_t i = 0; i < len; i++)
-        if (buf[i] != byte_of(k, i)) {
-            printf("ibcast_mcast: FAIL: rank %d, broadcast %ld, byte %zu of %zu: %u, not %u\n",
-                   rank, k, i, len, buf[i], byte_of(k, i));
+        buf[i * (size_t) stride] = is_root ? byte_of(k, i) : 0;
+}
+
+static int check(const unsigned char *buf, size_t len, int stride, long k, int rank)
+{
+    for (size_t i = 0; i < len * (size_t) stride; i++) {
+        unsigned want = i % (size_t) stride ? GAP : byte_of(k, i / (size_t) stride);
+        if (buf[i] != want) {
+            printf("ibcast_mcast: FAIL: rank %d, broadcast %ld, buffer byte %zu of %zu "
+                   "(stride %d): %u, not %u\n", rank, k, i, len * (size_t) stride, stride,
+                   buf[i], want);
             return 1;
         }
+    }
     return 0;
+}
+
+/* len bytes, every stride-th of the buffer */
+static MPI_Datatype type_of(size_t len, int stride)
+{
+    MPI_Datatype t;
+    if (stride == 1) {
+        MPI_Type_contiguous((int) len, MPI_BYTE, &t);
+    } else {
+        MPI_Type_vector((int) len, 1, stride, MPI_BYTE, &t);
+    }
+    MPI_Type_commit(&t);
+    return t;
 }
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided, fails = 0, inflight = 4, rounds = 40, starts = 200;
+    int rank, size, provided, fails = 0, inflight = 4, rounds = 40, starts = 200, stride = 1;
     size_t maxlen = 20000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--inflight") && i + 1 < argc)
@@ -63,6 +95,8 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--starts") && i + 1 < argc)
             starts = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--stride") && i + 1 < argc)
+            stride = atoi(argv[++i]);
         else
             maxlen = strtoul(argv[i], NULL, 0);
     }
@@ -70,9 +104,10 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (inflight < 1 || maxlen < 1) {
+    if (inflight < 1 || maxlen < 1 || stride < 1) {
         if (!rank)
-            printf("usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [MAXBYTES]\n");
+            printf("usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [--stride K] "
+                   "[MAXBYTES]\n");
         MPI_Finalize();
         return 2;
     }
@@ -88,8 +123,9 @@ int main(int argc, char **argv)
     size_t *lens = malloc(sizeof(*lens) * (size_t) inflight);
     long *ids = malloc(sizeof(*ids) * (size_t) inflight);
     MPI_Request *reqs = malloc(sizeof(*reqs) * (size_t) inflight);
+    MPI_Datatype *types = malloc(sizeof(*types) * (size_t) inflight);
     for (int j = 0; j < inflight; j++)
-        bufs[j] = malloc(maxlen);
+        bufs[j] = malloc(maxlen * (size_t) stride);
 
     unsigned long long posted0 = pvar("ibmc_mcast_bcasts_posted", &fails);
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts", &fails);
@@ -102,39 +138,42 @@ int main(int argc, char **argv)
             size_t len = 1 + (size_t) ((k * 7919) % maxlen);
             lens[j] = len;
             ids[j] = k;
-            for (size_t i = 0; i < len; i++)
-                bufs[j][i] = rank == root ? byte_of(k, i) : 0;
+            fill(bufs[j], len, stride, k, rank == root);
+            MPI_Datatype t = types[j] = type_of(len, stride);
             if (j % 3 == 2) {
                 /* a blocking one among the posted: it waits behind them */
-                MPI_Bcast(bufs[j], (int) len, MPI_BYTE, root, MPI_COMM_WORLD);
+                MPI_Bcast(bufs[j], 1, t, root, MPI_COMM_WORLD);
                 reqs[j] = MPI_REQUEST_NULL;
                 blocking++;
             } else {
-                MPI_Ibcast(bufs[j], (int) len, MPI_BYTE, root, MPI_COMM_WORLD, &reqs[j]);
+                MPI_Ibcast(bufs[j], 1, t, root, MPI_COMM_WORLD, &reqs[j]);
                 nonblocking++;
             }
         }
         for (int j = n - 1; j >= 0; j--)
             MPI_Wait(&reqs[j], MPI_STATUS_IGNORE);
         for (int j = 0; j < n; j++)
-            fails += check(bufs[j], lens[j], ids[j], rank);
+            MPI_Type_free(&types[j]);
+        for (int j = 0; j < n; j++)
+            fails += check(bufs[j], lens[j], stride, ids[j], rank);
     }
 
     /* persistent: the same request, the root's data new at every start */
     size_t plen = maxlen;
-    unsigned char *pbuf = malloc(plen);
+    unsigned char *pbuf = malloc(plen * (size_t) stride);
     MPI_Request preq;
     int proot = size - 1;
-    MPI_Bcast_init(pbuf, (int) plen, MPI_BYTE, proot, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+    MPI_Datatype pt = type_of(plen, stride);
+    MPI_Bcast_init(pbuf, 1, pt, proot, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
     for (int s = 0; s < starts && !fails; s++) {
         long id = 100000 + s;
-        for (size_t i = 0; i < plen; i++)
-            pbuf[i] = rank == proot ? byte_of(id, i) : 0;
+        fill(pbuf, plen, stride, id, rank == proot);
         MPI_Start(&preq);
         MPI_Wait(&preq, MPI_STATUS_IGNORE);
-        fails += check(pbuf, plen, id, rank);
+        fails += check(pbuf, plen, stride, id, rank);
     }
     MPI_Request_free(&preq);
+    MPI_Type_free(&pt);
     MPI_Barrier(MPI_COMM_WORLD);
 
     unsigned long long posted = pvar("ibmc_mcast_bcasts_posted", &fails) - posted0;
@@ -154,9 +193,9 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (!rank) {
         printf("ibcast_mcast: %ld MPI_Ibcast (up to %d in flight) and %ld MPI_Bcast interleaved, "
-               "%d starts of one MPI_Bcast_init, up to %zu B: %llu posted and %llu broadcasts in "
-               "all by multicast, summed over ranks\n", nonblocking, inflight, blocking, starts,
-               maxlen, tot[0], tot[1]);
+               "%d starts of one MPI_Bcast_init, up to %zu B%s: %llu posted and %llu broadcasts "
+               "in all by multicast, summed over ranks\n", nonblocking, inflight, blocking, starts,
+               maxlen, stride > 1 ? ", strided" : "", tot[0], tot[1]);
         if (!all_fails)
             printf("ibcast_mcast: all checks passed\n");
     }
@@ -166,6 +205,7 @@ int main(int argc, char **argv)
     free(lens);
     free(ids);
     free(reqs);
+    free(types);
     free(pbuf);
     MPI_Comm_free(&node);
     MPI_T_finalize();

@@ -20,8 +20,12 @@
  * schedule is made (for MPI_Bcast_init, once for every MPI_Start); the
  * first time on a communicator this sets the channel up, a step that waits
  * for every leader, as the blocking call's first broadcast does.  Where it
- * cannot (see ibmc_coll.h), or the data is not contiguous, the leaders run
- * MPICH's tsp_tree among themselves instead, every leader alike. */
+ * cannot (see ibmc_coll.h), the leaders run MPICH's tsp_tree among
+ * themselves instead, every leader alike.
+ *
+ * The channel moves bytes: a non-contiguous datatype is packed at the root
+ * into the schedule's memory and unpacked everywhere else, as the blocking
+ * algorithm does, and the three steps move the packed bytes. */
 
 #include "mpiimpl.h"
 #ifdef HAVE_CH4_NETMOD_IBMC
@@ -85,16 +89,13 @@ static int mcast_complete(void *data, int *is_completed)
 static int sched_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                       MPIR_Comm * comm, MPIR_TSP_sched_t sched, int ready, mcast_vtx_t ** go)
 {
-    int mpi_errno = MPI_SUCCESS, is_contig, usable = 0, vtx;
+    int mpi_errno = MPI_SUCCESS, usable = 0, vtx;
     MPI_Aint type_size, true_lb, true_extent;
     *go = NULL;
     MPIR_Datatype_get_size_macro(datatype, type_size);
-    MPIR_Datatype_is_contig(datatype, &is_contig);
     /* every member has the same type signature, so the same answer */
-    if (is_contig) {
-        mpi_errno = MPIDI_IBMC_mcast_ibcast_usable(type_size * count, comm, &usable);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    mpi_errno = MPIDI_IBMC_mcast_ibcast_usable(type_size * count, comm, &usable);
+    MPIR_ERR_CHECK(mpi_errno);
     if (!usable)
         return ready ? sched_tree(buffer, count, datatype, root, comm, sched) : MPI_SUCCESS;
     MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
@@ -105,7 +106,8 @@ static int sched_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int r
     v->len = type_size * count;
     v->root = root;
     v->ready = ready;
-    /* no dependence: issued as the schedule starts */
+    /* no dependence but a non-contiguous root's pack, done when issued: so
+     * issued as the schedule starts */
     int type = MPIR_TSP_sched_new_type(sched, mcast_post, mcast_complete, NULL);
     mpi_errno = MPIR_TSP_sched_generic(type, v, sched, 0, NULL, &vtx);
     MPIR_ERR_CHECK(mpi_errno);
@@ -114,12 +116,11 @@ static int sched_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int r
   fn_fail:
     return mpi_errno;
 }
-#endif
 
-int MPIR_TSP_Ibcast_sched_intra_ibmc_mcast(void *buffer, MPI_Aint count, MPI_Datatype datatype,
-                                           int root, MPIR_Comm * comm, MPIR_TSP_sched_t sched)
+/* The three steps, on contiguous data. */
+static int sched_steps(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                       MPIR_Comm * comm, MPIR_TSP_sched_t sched)
 {
-#ifdef HAVE_CH4_NETMOD_IBMC
     int mpi_errno = MPI_SUCCESS, tag, vtx;
     mcast_vtx_t *go = NULL;
     if (!MPIR_Comm_is_parent_comm(comm))
@@ -164,6 +165,41 @@ int MPIR_TSP_Ibcast_sched_intra_ibmc_mcast(void *buffer, MPI_Aint count, MPI_Dat
     MPIR_ERR_CHECK(mpi_errno);
     if (comm->node_comm) {
         mpi_errno = sched_tree(buffer, count, datatype, 0, comm->node_comm, sched);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_fail:
+    return mpi_errno;
+}
+#endif
+
+int MPIR_TSP_Ibcast_sched_intra_ibmc_mcast(void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                                           int root, MPIR_Comm * comm, MPIR_TSP_sched_t sched)
+{
+#ifdef HAVE_CH4_NETMOD_IBMC
+    int mpi_errno = MPI_SUCCESS, is_contig, vtx;
+    MPI_Aint type_size;
+    MPIR_Datatype_is_contig(datatype, &is_contig);
+    if (is_contig)
+        return sched_steps(buffer, count, datatype, root, comm, sched);
+
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    MPI_Aint nbytes = type_size * count;
+    void *packed = MPIR_TSP_sched_malloc(nbytes ? nbytes : 1, sched);
+    MPIR_ERR_CHKANDJUMP(!packed, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (comm->rank == root) {
+        mpi_errno = MPIR_TSP_sched_localcopy(buffer, count, datatype, packed, nbytes, MPI_BYTE,
+                                             sched, 0, NULL, &vtx);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIR_TSP_sched_fence(sched);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = sched_steps(packed, nbytes, MPI_BYTE, root, comm, sched);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (comm->rank != root) {
+        mpi_errno = MPIR_TSP_sched_fence(sched);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = MPIR_TSP_sched_localcopy(packed, nbytes, MPI_BYTE, buffer, count, datatype,
+                                             sched, 0, NULL, &vtx);
         MPIR_ERR_CHECK(mpi_errno);
     }
   fn_fail:
