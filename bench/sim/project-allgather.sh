@@ -48,13 +48,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 # as validate-allgather.sh: an eager message costs a copy at each end
 SMPI_CFG=$(smpi_copy_cfg "$CPU_S" "$PER_BYTE" "$EAGER")
-platform() { # N: $TMP/p$N.xml and the hostfile of PPN ranks per node, once
-    [ -f "$TMP/p$1.xml" ] && return 0
-    ./ibmc_sim --nodes "$1" --bw "$BW" --lat "$LINK_S" --platform-out "$TMP/p$1.xml" --platform-only ||
-        return 1
-    awk -v n="$1" -v p="$PPN" 'BEGIN { for (i = 0; i < n; i++) for (j = 0; j < p; j++) print "n" i }' \
-        >"$TMP/h$1"
-}
+platform() { sim_platform "$TMP" "$1" "$PPN"; } # N: $TMP/p$N.xml, $TMP/h$N of PPN ranks a node
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 

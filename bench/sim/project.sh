@@ -49,13 +49,7 @@ TMP=$(mktemp -d /tmp/ibmc_project.XXXXXX) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
 SMPI_CFG=$(smpi_bcast_cfg "$CPU_S")
-platform() { # N: writes $TMP/p$N.xml and $TMP/h$N once
-    [ -f "$TMP/p$1.xml" ] && return 0
-    ./ibmc_sim --nodes "$1" --bw "$BW" --lat "$LINK_S" --platform-out "$TMP/p$1.xml" --platform-only ||
-        return 1
-    i=0; : >"$TMP/h$1"
-    while [ $i -lt "$1" ]; do echo "n$i" >>"$TMP/h$1"; i=$((i + 1)); done
-}
+platform() { sim_platform "$TMP" "$1"; } # N: $TMP/p$N.xml and $TMP/h$N
 sim() { # N ARGS...
     n=$1; shift
     ./ibmc_sim --nodes "$n" --bw "$BW" --lat "$LINK_S" --cpu-per-pkt "$CPU_US" --mtu $MTU "$@" 2>&1 |

@@ -21,6 +21,17 @@ hdr_fabric() {
     CPU_S=$(awk -v c="$CPU_US" 'BEGIN { printf "%.6g", c * 1e-6 }')
 }
 
+# sim_platform DIR N [PPN]: once, ibmc_sim's platform for N nodes in
+# DIR/pN.xml (the fabric of hdr_fabric: BW, LINK_S) and the hostfile DIR/hN
+# of PPN ranks per node (default 1), for smpirun
+sim_platform() {
+    [ -f "$1/p$2.xml" ] && return 0
+    ./ibmc_sim --nodes "$2" --bw "$BW" --lat "$LINK_S" --platform-out "$1/p$2.xml" --platform-only ||
+        return 1
+    awk -v n="$2" -v p="${3:-1}" 'BEGIN { for (i = 0; i < n; i++) for (j = 0; j < p; j++) print "n" i }' \
+        >"$1/h$2"
+}
+
 # smpi_bcast_cfg CPU_S: SMPI's options for the MPI_Bcast baselines on
 # ibmc_sim's platform (validate.sh, "Parameters"): the simulators' network
 # model, eager messages up to 64 KiB, CPU_S per message sent or received

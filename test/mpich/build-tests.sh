@@ -93,7 +93,7 @@ for d in $dirs; do
     if [ "$level" != full ]; then
         progs=$(awk '{ print $1 }' "$d/testlist.ci" | sort -u | xargs)
         # test/fabric-suite.sh runs these by name, outside the testlists
-        case $d in pt2pt) progs="$progs large_message" ;; coll) progs="$progs reduce" ;; esac
+        case $d in pt2pt) progs="$progs large_message" ;; coll) progs="$progs reduce allred2 allred3" ;; esac
         [ -n "$progs" ] || continue
     fi
     make -j"$(nproc)" -C "$d" $progs > "make-${d//\//_}.log" 2>&1 || { tail -20 "make-${d//\//_}.log" >&2; exit 1; }

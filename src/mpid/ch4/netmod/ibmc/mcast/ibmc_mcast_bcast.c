@@ -305,6 +305,11 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES < 0)
         return cvar_error("MPIR_CVAR_IBMC_MCAST_MAX_BYTES", MPIR_CVAR_IBMC_MCAST_MAX_BYTES,
                           "it must be 0 or more");
+    /* defined with the allreduce algorithm (src/mpi/coll/ibmc), which
+     * rides on this channel */
+    if (MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES < 0)
+        return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES",
+                          MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES, "it must be 0 or more");
     ibmc_mcast_faults_spec_t spec;
     char why[160];
     if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
@@ -343,12 +348,12 @@ static int chan_for(MPIR_Comm * comm, MPI_Aint len, MPIDI_IBMC_mcast_chan_t ** o
     MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
     *out = NULL;
     *trivial = 0;
-    if (!MPIR_CVAR_IBMC_MCAST) {
-        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false", st ? &st->mcast_told_off : NULL);
+    if (comm->local_size < 2 || len == 0) {
+        *trivial = 1;           /* nobody to send to, or nothing: no fallback either */
         return MPI_SUCCESS;
     }
-    if (comm->local_size < 2 || len == 0) {
-        *trivial = 1;           /* nobody to send to, or nothing */
+    if (!MPIR_CVAR_IBMC_MCAST) {
+        fallback_note(comm, "MPIR_CVAR_IBMC_MCAST is false", st ? &st->mcast_told_off : NULL);
         return MPI_SUCCESS;
     }
     if (!st || !st->conns) {
