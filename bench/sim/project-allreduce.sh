@@ -5,11 +5,12 @@
 # process per node.  Every figure this prints is SIMULATED.
 #
 # ibmc_mcast's time is the sum of its two steps, each simulated on the same
-# platform file: SMPI's binomial MPI_Reduce (MPICH's choice for small
-# messages), from a common start to rank 0 holding the result, and
-# ibmc_sim's broadcast latency (the real engine; project.sh's
-# validated small-message case), from the root's start to the last member
-# done.  The sum is exact for this model as the members wait in the
+# platform file: its reduce up the k-nomial tree of radix KVAL
+# (smpi_allreduce knomial:KVAL, the algorithm's own plan, ibmc_knomial.h,
+# ported to SMPI's point-to-point calls), from a common start to rank 0
+# holding the result, and ibmc_sim's broadcast latency (the real engine;
+# project.sh's validated small-message case), from the root's start to the
+# last member done.  The sum is exact for this model as the members wait in the
 # broadcast when the reduce ends at the root; it leaves out the node's own
 # shared-memory steps, which neither side has here.  What was validated
 # against published results is the broadcast (validate.sh); SMPI's reduce
@@ -23,7 +24,9 @@
 #                                  <!-- sim-allreduce:begin/end -->)
 #
 # Environment (defaults): NODES="8 64 256 1024", SIZES="8 1024", ITERS=10,
-# CPU_US=0.2, ONEWAY_US=1.0, BW=25e9.
+# KVAL=4 (MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL's default), RADICES="2 4 8 16"
+# (the reduce step alone at each radix, at the first size; 2 is MPICH's
+# binomial reduce), CPU_US=0.2, ONEWAY_US=1.0, BW=25e9.
 set -u
 # shellcheck source=sim-lib.sh
 . "$(dirname "$0")/sim-lib.sh"
@@ -31,6 +34,8 @@ projection_dirs "$@" || exit 1
 NODES=${NODES:-"8 64 256 1024"}
 SIZES=${SIZES:-"8 1024"}
 ITERS=${ITERS:-10}
+KVAL=${KVAL:-4}
+RADICES=${RADICES:-"2 4 8 16"}
 hdr_fabric
 MTU=4096
 
@@ -40,10 +45,10 @@ trap 'rm -rf "$TMP"' EXIT
 
 SMPI_CFG=$(smpi_bcast_cfg "$CPU_S")
 platform() { sim_platform "$TMP" "$1"; } # N: $TMP/p$N.xml and $TMP/h$N
-smpi() { # N MODE ALGO SIZE: SMPI's MPI_Allreduce or MPI_Reduce under ALGO
+smpi() { # N MODE SIZE [CFG]: smpi_allreduce MODE (allreduce under CFG, or knomial:R)
     # shellcheck disable=SC2086
-    smpirun -np "$1" -platform "$TMP/p$1.xml" -hostfile "$TMP/h$1" ./smpi_allreduce "$2" "$4" \
-        "$ITERS" $SMPI_CFG --cfg=smpi/"$2":"$3" 2>&1 | grep '^SIMULATED smpi_allreduce'
+    smpirun -np "$1" -platform "$TMP/p$1.xml" -hostfile "$TMP/h$1" ./smpi_allreduce "$2" "$3" \
+        "$ITERS" $SMPI_CFG ${4:-} 2>&1 | grep '^SIMULATED smpi_allreduce'
 }
 
 tsv=$OUT/allreduce.tsv
@@ -58,18 +63,24 @@ for n in $NODES; do
             --size "$s" --iters "$ITERS" 2>&1 | grep '^SIMULATED')
         sim_ok "$l" "ibmc_sim $n $s" || { fail=1; continue; }
         b=$(field "$l" mean_lat_us)
-        l=$(smpi "$n" reduce binomial "$s")
-        sim_ok "$l" "smpi reduce $n $s" || { fail=1; continue; }
+        l=$(smpi "$n" knomial:"$KVAL" "$s")
+        sim_ok "$l" "smpi knomial:$KVAL $n $s" || { fail=1; continue; }
         r=$(field "$l" mean_lat_us)
         printf 'ar\t%s\t%s\tstep:reduce\t%s\n' "$n" "$s" "$r" >>"$tsv"
         printf 'ar\t%s\t%s\tstep:mcast\t%s\n' "$n" "$s" "$b" >>"$tsv"
         printf 'ar\t%s\t%s\tibmc_mcast\t%s\n' "$n" "$s" \
             "$(awk -v a="$r" -v b="$b" 'BEGIN { printf "%.3f", a + b }')" >>"$tsv"
         for a in rdb mpich; do
-            l=$(smpi "$n" allreduce $a "$s")
+            l=$(smpi "$n" allreduce "$s" --cfg=smpi/allreduce:$a)
             sim_ok "$l" "smpi allreduce $n $s $a" || { fail=1; continue; }
             printf 'ar\t%s\t%s\tsmpi:%s\t%s\n' "$n" "$s" $a "$(field "$l" mean_lat_us)" >>"$tsv"
         done
+    done
+    first=$(echo "$SIZES" | awk '{ print $1 }')
+    for k in $RADICES; do
+        l=$(smpi "$n" knomial:"$k" "$first")
+        sim_ok "$l" "smpi knomial:$k $n $first" || { fail=1; continue; }
+        printf 'radix\t%s\t%s\tk%s\t%s\n' "$n" "$first" "$k" "$(field "$l" mean_lat_us)" >>"$tsv"
     done
     echo "project-allreduce: $n nodes done ($(($(date +%s) - t0)) s)" >&2
 done
@@ -86,8 +97,9 @@ md=$OUT/allreduce.md
     echo "platform file). Parameters: those of the broadcast projection (${BW} B/s per host link and"
     echo "direction, one-way MPI latency ${ONEWAY_US} us, ${CPU_US} us of CPU per message sent or"
     echo "handled, a fat tree above 64 nodes), one process per node, $ITERS calls per point, all"
-    echo "processes starting together. ibmc_mcast = SMPI's binomial MPI_Reduce to rank 0 + ibmc_sim's"
-    echo "broadcast of the result; only the broadcast step was validated against published results."
+    echo "processes starting together. ibmc_mcast = its reduce to rank 0 up a k-nomial tree of radix"
+    echo "$KVAL (the algorithm's plan on SMPI's point-to-point) + ibmc_sim's broadcast of the result;"
+    echo "only the broadcast step was validated against published results."
     echo
     echo "MPI_Allreduce latency, us (common start to the last process done):"
     echo
@@ -95,13 +107,12 @@ md=$OUT/allreduce.md
         "ibmc_mcast=ibmc_mcast,step:reduce=its reduce,step:mcast=its multicast,smpi:rdb=rdb,smpi:mpich=mpich" \
         "smpi:rdb/ibmc_mcast=rdb / ibmc_mcast"
     echo
-    echo "ibmc_mcast's reduce step is a binomial tree, as deep as recursive doubling, and its"
-    echo "multicast one step more; rdb / ibmc_mcast at $(echo "$SIZES" | awk '{ print $1 }') B:"
-    awk -F'\t' -v s="$(echo "$SIZES" | awk '{ print $1 }')" '$1 == "ar" && $3 == s {
-            lat[$2 " " $4] = $5; nodes[$2] = 1 }
-        END { for (n in nodes) if (lat[n " smpi:rdb"] != "" && lat[n " ibmc_mcast"] > 0)
-                  printf "%d %.2f\n", n, lat[n " smpi:rdb"] / lat[n " ibmc_mcast"] }' "$tsv" |
-        sort -n | awk '{ printf "%s%sx at %s nodes", (NR > 1 ? ", " : ""), $2, $1 } END { print "." }'
+    echo "rdb / ibmc_mcast above 1x: ibmc_mcast is faster. Its reduce step alone at each radix of"
+    echo "the tree, us, at $(echo "$SIZES" | awk '{ print $1 }') B (k=2: a binomial tree, MPICH's reduce):"
+    echo
+    python3 latency_table.py "$tsv" radix "$(echo "$SIZES" | awk '{ print $1 }')" \
+        "$(echo $RADICES | awk '{ for (i = 1; i <= NF; i++) printf "%sk%s=k=%s", (i > 1 ? "," : ""), $i, $i }')" \
+        "k2/k$KVAL=k=2 / k=$KVAL"
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then

@@ -11,26 +11,31 @@
  * results MPI requires of an allreduce hold by construction, for every
  * operation and datatype on any number of processes.
  *
- * The reduce is MPICH's own MPIR_Reduce, node-aware where CH4 makes it so;
- * it combines in an order that respects a non-commutative operation, so
- * every operation, user-defined ones included, runs here.  The result then
- * travels as ibmc_mcast's MPI_Bcast does (bcast_intra_ibmc_mcast.c): one
- * multicast among the node leaders, reliable under loss, and shared memory
- * inside each node.  Where the channel cannot serve the communicator that
+ * The reduce goes up a k-nomial tree (ibmc_knomial.h) of radix
+ * MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL: each parent posts the receives of
+ * all its children at once and combines their results in rank order, so
+ * a non-commutative operation, user-defined ones included, keeps its
+ * order.  Its depth is log_k of the process count against log2 for
+ * recursive doubling or a binomial reduce; a parent pays one more received
+ * message per child instead, hence a small radix (bench/sim/
+ * project-allreduce.sh).  With a commutative operation on a communicator
+ * of several nodes, each node first reduces to its leader (MPICH's
+ * MPIR_Reduce, through shared memory) and the tree spans the leaders; CH4
+ * also reaches this algorithm with the leaders' communicator directly,
+ * after its own node-local reduce.  The result then travels as
+ * ibmc_mcast's MPI_Bcast does (bcast_intra_ibmc_mcast.c): one multicast
+ * among the node leaders, reliable under loss, and shared memory inside
+ * each node.  Where the channel cannot serve the communicator that
  * broadcast runs the binomial tree on every member alike, and the bits are
  * still rank 0's.
  *
- * The reduce stage is a tree of point-to-point messages (log2 of the node
- * count deep), so the whole takes about one step more than recursive
- * doubling, with fewer messages (n - 1 and one multicast against
- * n log2 n).  It is the stage to replace: partial results written into
- * boards up a wide tree, several at once into one process, would take
- * fewer steps than log2 n; that is not built.  Above
- * MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES it runs MPICH's own selection: there
- * the root's reduction of the whole vector, and its broadcast, weigh more
- * than the reduce-scatter and allgather that MPICH picks for large data. */
+ * Above MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES it runs MPICH's own selection:
+ * there one process's reduction of the whole vector, and its broadcast,
+ * weigh more than the reduce-scatter and allgather that MPICH picks for
+ * large data. */
 
 #include "mpiimpl.h"
+#include "ibmc_knomial.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -53,8 +58,97 @@ cvars:
         Must be the same at every process; MPI_Init fails on a negative
         value.
 
+    - name        : MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL
+      category    : CH4_IBMC
+      type        : int
+      default     : 4
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Radix of the k-nomial tree up which
+        MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ibmc_mcast reduces (at least 2;
+        2 is a binomial tree).  A larger radix makes the tree shallower but
+        has each parent receive more messages one after another; 4 was the
+        fastest small allreduce in the simulator at 64 to 1024 nodes.  Must
+        be the same at every process; MPI_Init fails on a value below 2.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
+
+/* The reduce up the k-nomial tree of comm to its rank 0, whose recvbuf gets
+ * the result; in is this process's contribution (already in recvbuf at
+ * rank 0 when in_place). */
+static int reduce_knomial(const void *in, int in_place, void *recvbuf, MPI_Aint count,
+                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                          MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int rank = comm->rank, n = comm->local_size, k = MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL;
+    MPI_Aint true_lb, true_extent, extent;
+    MPIR_CHKLMEM_DECL(3);
+
+    int maxc = ibmc_knomial_max_children(n, k);
+    int *children;
+    MPIR_CHKLMEM_MALLOC(children, int *, sizeof(int) * (maxc > 0 ? maxc : 1), mpi_errno,
+                        "children", MPL_MEM_COLL);
+    int nc = ibmc_knomial_children(rank, n, k, children, maxc);
+    int parent = ibmc_knomial_parent(rank, n, k);
+
+    if (nc == 0) {
+        /* a leaf: its contribution goes up as it is */
+        mpi_errno = MPIC_Send(in, count, datatype, parent, MPIR_REDUCE_TAG, comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        goto fn_exit;
+    }
+
+    /* a buffer per child and one for the running result, each shifted so
+     * that the datatype's true lower bound lands at its start */
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    MPI_Aint slot = count * MPL_MAX(extent, true_extent);
+    char *mem;
+    MPIR_Request **reqs;
+    MPIR_CHKLMEM_MALLOC(mem, char *, slot * (nc + 1), mpi_errno, "child results", MPL_MEM_COLL);
+    MPIR_CHKLMEM_MALLOC(reqs, MPIR_Request **, sizeof(MPIR_Request *) * nc, mpi_errno,
+                        "child requests", MPL_MEM_COLL);
+    for (int i = 0; i < nc; i++) {
+        mpi_errno = MPIC_Irecv(mem + (i + 1) * slot - true_lb, count, datatype, children[i],
+                               MPIR_REDUCE_TAG, comm, &reqs[i]);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* the running result starts as this process's own value: in recvbuf
+     * at rank 0, in the spare slot elsewhere */
+    void *acc = rank == 0 ? recvbuf : mem - true_lb;
+    if (rank != 0 || !in_place) {
+        mpi_errno = MPIR_Localcopy(in, count, datatype, acc, count, datatype);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    mpi_errno = MPIC_Waitall(nc, reqs, MPI_STATUSES_IGNORE, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* acc = acc op child, in rank order: the operation writes into its
+     * second argument, so the child's buffer takes the result and becomes
+     * the running one */
+    for (int i = 0; i < nc; i++) {
+        void *child = mem + (i + 1) * slot - true_lb;
+        mpi_errno = MPIR_Reduce_local(acc, child, count, datatype, op);
+        MPIR_ERR_CHECK(mpi_errno);
+        acc = child;
+    }
+    if (rank == 0) {
+        mpi_errno = MPIR_Localcopy(acc, count, datatype, recvbuf, count, datatype);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else {
+        mpi_errno = MPIC_Send(acc, count, datatype, parent, MPIR_REDUCE_TAG, comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+  fn_exit:
+    MPIR_CHKLMEM_FREEALL();
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
 
 int MPIR_Allreduce_intra_ibmc_mcast(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                     MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr,
@@ -74,14 +168,31 @@ int MPIR_Allreduce_intra_ibmc_mcast(const void *sendbuf, void *recvbuf, MPI_Aint
         return mpi_errno;
     }
 
-    /* rank 0 combines; the others' recvbuf receives the result below, so it
-     * may serve as their input when the user gave it in place */
-    if (comm_ptr->rank == 0)
-        mpi_errno = MPIR_Reduce(sendbuf, recvbuf, count, datatype, op, 0, comm_ptr, errflag);
-    else
-        mpi_errno = MPIR_Reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, NULL, count,
-                                datatype, op, 0, comm_ptr, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
+    int in_place = sendbuf == MPI_IN_PLACE;
+    const void *in = in_place ? recvbuf : sendbuf;
+    if (MPIR_Comm_is_parent_comm(comm_ptr) && MPIR_Op_is_commutative(op)) {
+        /* each node to its leader (rank 0 of node_comm, the lowest rank
+         * there, so rank 0's node leader is rank 0), then the leaders */
+        if (comm_ptr->node_comm) {
+            if (comm_ptr->node_comm->rank == 0)
+                mpi_errno = MPIR_Reduce(in_place ? MPI_IN_PLACE : sendbuf, recvbuf, count,
+                                        datatype, op, 0, comm_ptr->node_comm, errflag);
+            else
+                mpi_errno = MPIR_Reduce(in, NULL, count, datatype, op, 0, comm_ptr->node_comm,
+                                        errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+            in = recvbuf;
+            in_place = 1;
+        }
+        if (comm_ptr->node_roots_comm) {
+            mpi_errno = reduce_knomial(in, in_place, recvbuf, count, datatype, op,
+                                       comm_ptr->node_roots_comm, errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    } else {
+        mpi_errno = reduce_knomial(in, in_place, recvbuf, count, datatype, op, comm_ptr, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     mpi_errno = MPIR_Bcast_intra_ibmc_mcast(recvbuf, count, datatype, 0, comm_ptr, errflag);
     MPIR_ERR_CHECK(mpi_errno);
 

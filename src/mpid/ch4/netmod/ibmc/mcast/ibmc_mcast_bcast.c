@@ -305,11 +305,14 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (MPIR_CVAR_IBMC_MCAST_MAX_BYTES < 0)
         return cvar_error("MPIR_CVAR_IBMC_MCAST_MAX_BYTES", MPIR_CVAR_IBMC_MCAST_MAX_BYTES,
                           "it must be 0 or more");
-    /* defined with the allreduce algorithm (src/mpi/coll/ibmc), which
-     * rides on this channel */
+    /* defined with the allreduce algorithm (src/mpi/coll/ibmc), whose
+     * result rides on this channel */
     if (MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES < 0)
         return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES",
                           MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES, "it must be 0 or more");
+    if (MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL < 2)
+        return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL",
+                          MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL, "it must be at least 2");
     ibmc_mcast_faults_spec_t spec;
     char why[160];
     if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
