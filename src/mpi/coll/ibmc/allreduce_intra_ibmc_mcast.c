@@ -69,9 +69,10 @@ cvars:
         Radix of the k-nomial tree up which
         MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ibmc_mcast reduces (at least 2;
         2 is a binomial tree).  A larger radix makes the tree shallower but
-        has each parent receive more messages one after another; 4 was the
-        fastest small allreduce in the simulator at 64 to 1024 nodes.  Must
-        be the same at every process; MPI_Init fails on a value below 2.
+        has each parent receive more messages one after another; in the
+        simulator 4 was the fastest radix for 8 B at 64 and 1024 nodes and
+        within 3 % of 8 at 256 (bench/sim/project-allreduce.sh).  Must be
+        the same at every process; MPI_Init fails on a value below 2.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
