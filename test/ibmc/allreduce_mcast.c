@@ -18,6 +18,8 @@
  * usage: allreduce_mcast [--rounds R] [--expect-fallback] [--threads N]
  *   --expect-fallback  the channel is off: no broadcast by multicast, one
  *                      fallback per allreduce at each leader, same results
+ *   --expect-lossless  no injected loss: besides, no NAK, retransmission
+ *                      or duplicate at any rank during the calls
  *   --threads N        instead, under MPI_THREAD_MULTIPLE: N threads, each
  *                      on a duplicate of MPI_COMM_WORLD of its own, R x 100
  *                      exact integer sums and order-sensitive double sums
@@ -456,7 +458,7 @@ static void threads_run(thread_arg_t * args, int nthreads, int rounds)
 
 int main(int argc, char **argv)
 {
-    int provided, rounds = 3, expect_fallback = 0, nthreads = 0;
+    int provided, rounds = 3, expect_fallback = 0, expect_lossless = 0, nthreads = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
@@ -464,6 +466,8 @@ int main(int argc, char **argv)
             nthreads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--expect-fallback"))
             expect_fallback = 1;
+        else if (!strcmp(argv[i], "--expect-lossless"))
+            expect_lossless = 1;
     }
     if (nthreads < 0 || nthreads > MAX_THREADS) {
         printf("allreduce_mcast: --threads takes 0 to %d\n", MAX_THREADS);
@@ -510,6 +514,12 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &targs[t].comm);
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts");
     unsigned long long fb0 = pvar("ibmc_mcast_fallbacks");
+    static const char *const repairs[] = {
+        "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_duplicates"
+    };
+    unsigned long long rep0[3];
+    for (int i = 0; i < 3; i++)
+        rep0[i] = pvar(repairs[i]);
     if (nthreads)
         threads_run(targs, nthreads, rounds);
     for (int r = 0; r < rounds && !fails && !nthreads; r++) {
@@ -524,6 +534,14 @@ int main(int argc, char **argv)
     }
     unsigned long long bcasts = pvar("ibmc_mcast_bcasts") - bcasts0;
     unsigned long long fb = pvar("ibmc_mcast_fallbacks") - fb0;
+    for (int i = 0; i < 3 && expect_lossless; i++) {
+        unsigned long long d = pvar(repairs[i]) - rep0[i];
+        if (d) {
+            printf("allreduce_mcast: FAIL: rank %d: %s rose by %llu without loss\n", rank,
+                   repairs[i], d);
+            fails++;
+        }
+    }
     for (int t = 0; t < nthreads; t++)
         MPI_Comm_free(&targs[t].comm);
     unsigned long long want = leader && !expect_fallback ? (unsigned long long) calls_mcast : 0;
