@@ -227,7 +227,12 @@ run_case() {
         bad "$name${why:+: $why} (see $log)"
         if [ "$show" = - ]; then :
         elif [ -n "$show" ]; then grep -E "$show" "$log" | head -"$shown"
-        else tail -5 "$log"; fi | sed 's/^/  /'
+        else
+            # a program's own verdict first: MPI_Finalize's statistics come
+            # after it and would hide it from the tail
+            grep -E 'FAIL|Fatal error|Assertion' "$log" | head -5
+            tail -5 "$log"
+        fi | sed 's/^/  /'
     fi
     [ -z "$note" ] || printf '%s\n' "$note"
 }

@@ -92,11 +92,15 @@ static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int id
         return handle_probe(st, c, &h, src_qp, sgid);
     if (!c) {
         /* another job's, or a communicator's this process is not in (or has
-         * freed) that shares the group; one of its own channels that takes
-         * nothing yet (a routing probe that came before this member began
-         * to wait for it, and comes again) is only dropped */
-        MPIDI_IBMC_pvars.mcast.foreign += h.job_key != st->job_key ||
-            !find_chan_in(mc, h.context_id, h.epoch, 1);
+         * freed) that shares the group, or a sibling's (MPI_Comm_split gives
+         * siblings one context id) where this process's own channel of that
+         * identity fell back and so never takes a packet; a packet of one of
+         * its own channels that takes nothing yet or any more (a routing
+         * probe that came before this member began to wait for it, and
+         * comes again, or after its set-up gave up) is only dropped */
+        MPIDI_IBMC_mcast_chan_t *own = find_chan_in(mc, h.context_id, h.epoch, 1);
+        MPIDI_IBMC_pvars.mcast.foreign += h.job_key != st->job_key || !own ||
+            (ibmc_mcast_chan_is_failed(&own->ch) && h.type != IBMC_MCAST_PROBE);
         MPIDI_IBMC_pvars.mcast.dropped++;
         return MPI_SUCCESS;
     }

@@ -310,7 +310,10 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     int one_node = nodes[0] == nodes[comm->local_size - 1], shared = 0;
     for (int r = 1; r < comm->local_size; r++)
         shared |= nodes[r] == nodes[r - 1];
+    /* a channel that falls back is FAILED, not left NEW: it will never take
+     * a packet, so one of its identity is a sibling's (ibmc_mcast_recv.c) */
     if (one_node || shared) {
+        ibmc_mcast_chan_fail(&c->ch);
         c->single_node = one_node;
         snprintf(c->why, sizeof(c->why), "%s", one_node ? "all members are on one node" :
                  "members share a node and the communicator has no node hierarchy");
@@ -413,8 +416,10 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
      * set-up's pick that conflicted here may not have left it yet */
     if (can && c->group >= 0)
         MPIDI_IBMC_pvars.mcast.groups_shared += group_shared;
-    if (!can)
+    if (!can) {
+        ibmc_mcast_chan_fail(&c->ch);
         goto fn_exit;
+    }
 
     c->ring_mr = ibv_reg_mr(st->hca.pd, c->ch.ring, c->ch.ring_bytes, IBV_ACCESS_LOCAL_WRITE);
     if (!c->ring_mr) {
@@ -459,9 +464,10 @@ int MPIDI_IBMC_mcast_chan_setup(MPIDI_IBMC_state_t * st, MPIR_Comm * comm,
     if (ibmc_mcast_chan_is_failed(&c->ch))
         goto fn_exit;
     ibmc_mcast_chan_set_ready(&c->ch);
-    /* no root sends before every member takes packets */
+    /* no root sends before every member takes packets (a stock barrier:
+     * ibmc_mcast's would ride on this very channel) */
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-    mpi_errno = MPIR_Barrier_impl(comm, &errflag);
+    mpi_errno = MPIR_Barrier_intra_dissemination(comm, &errflag);
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     MPIR_ERR_CHECK(mpi_errno);
 
