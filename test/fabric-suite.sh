@@ -17,8 +17,9 @@
 #                   e.g. "4:2 8:4:5"; MINNP leaves out the test lines of fewer ranks
 #      IBMC_MPICH_DIRS  directories (default: all built), IBMC_MPICH_LEVEL ci|full
 #      IBMC_MPICH_ONLY=1  run only MPICH's test suite (area mpich)
-#      IBMC_MCAST_ONLY=1  run only the multicast broadcast, allgather and
-#                   allreduce checks (areas bcast, allgather and allreduce)
+#      IBMC_MCAST_ONLY=1  run only the multicast broadcast, allgather,
+#                   allreduce and barrier checks (areas bcast, allgather,
+#                   allreduce and barrier)
 #      IBMC_JOB_TIMEOUT  seconds a job of TIME "job" may take (300)
 #      IBMC_TIMEOUT_MULTIPLIER  MPITEST_TIMEOUT_MULTIPLIER for MPICH's runtests (3)
 #      IBMC_CASES=REGEX  run only the cases whose name matches the extended
@@ -108,7 +109,7 @@ wanted() { # I: the filters of the environment, the static needs
     local area=${names[$1]%%/*} n
     if [ -n "${IBMC_MPICH_ONLY:-}" ] && [ "$area" != mpich ]; then return 1; fi
     if [ -n "${IBMC_MCAST_ONLY:-}" ] && [ "$area" != bcast ] && [ "$area" != allgather ] &&
-        [ "$area" != allreduce ]; then return 1; fi
+        [ "$area" != allreduce ] && [ "$area" != barrier ]; then return 1; fi
     for n in ${needs[$1]//,/ }; do
         case $n in
             shm) [ -z "$intra" ] || return 1 ;;

@@ -142,7 +142,7 @@ dry d3 IBMC_INTRA_VIA_NETMOD=1
 expect "NEEDS shm: left out with IBMC_INTRA_VIA_NETMOD" [ "$(names d3 | wc -w)" = 9 ]
 expect "NEEDS shm: that one" lacks "$t/d3" '^demo/shm-only'
 dry d4 IBMC_MCAST_ONLY=1 IBMC_MPICH_TESTS=/nowhere
-expect "IBMC_MCAST_ONLY: areas bcast, allgather and allreduce only" [ "$(names d4)" = "bcast/hello" ]
+expect "IBMC_MCAST_ONLY: areas bcast, allgather, allreduce and barrier only" [ "$(names d4)" = "bcast/hello" ]
 dry d5 IBMC_MPICH_ONLY=1 IBMC_MPICH_TESTS=/nowhere
 expect "IBMC_MPICH_ONLY: area mpich only (none here)" [ ! -s "$t/d5" ]
 dry d6 IBMC_CASES=mpich IBMC_MPICH_TESTS=/nowhere

@@ -37,13 +37,7 @@ static int rank, size, fails;
 
 static unsigned long long pvar(const char *name)
 {
-    int found;
-    unsigned long long v = mpit_pvar_read(name, &found);
-    if (!found) {
-        printf("allreduce_mcast: FAIL: no MPI_T pvar %s\n", name);
-        fails++;
-    }
-    return v;
+    return mpit_pvar_need("allreduce_mcast", name, &fails);
 }
 
 /* ---- built-in operations on the basic types ---- */
@@ -514,12 +508,8 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &targs[t].comm);
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts");
     unsigned long long fb0 = pvar("ibmc_mcast_fallbacks");
-    static const char *const repairs[] = {
-        "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_duplicates"
-    };
-    unsigned long long rep0[3];
-    for (int i = 0; i < 3; i++)
-        rep0[i] = pvar(repairs[i]);
+    unsigned long long rep0[MPIT_NREPAIRS];
+    mpit_repairs_read("allreduce_mcast", rep0, &fails);
     if (nthreads)
         threads_run(targs, nthreads, rounds);
     for (int r = 0; r < rounds && !fails && !nthreads; r++) {
@@ -534,14 +524,8 @@ int main(int argc, char **argv)
     }
     unsigned long long bcasts = pvar("ibmc_mcast_bcasts") - bcasts0;
     unsigned long long fb = pvar("ibmc_mcast_fallbacks") - fb0;
-    for (int i = 0; i < 3 && expect_lossless; i++) {
-        unsigned long long d = pvar(repairs[i]) - rep0[i];
-        if (d) {
-            printf("allreduce_mcast: FAIL: rank %d: %s rose by %llu without loss\n", rank,
-                   repairs[i], d);
-            fails++;
-        }
-    }
+    if (expect_lossless)
+        mpit_repairs_check("allreduce_mcast", rank, rep0, &fails);
     for (int t = 0; t < nthreads; t++)
         MPI_Comm_free(&targs[t].comm);
     unsigned long long want = leader && !expect_fallback ? (unsigned long long) calls_mcast : 0;

@@ -11,6 +11,7 @@
 #define MPIT_PVAR_H_INCLUDED
 
 #include <mpi.h>
+#include <stdio.h>
 #include <string.h>
 
 static unsigned long long mpit_pvar_read(const char *name, int *found)
@@ -40,6 +41,47 @@ static unsigned long long mpit_pvar_read(const char *name, int *found)
     MPI_T_pvar_handle_free(s, &h);
     MPI_T_pvar_session_free(&s);
     return v;
+}
+
+/* name's value for the program prog; a missing variable is printed as
+ * prog's failure and counted in *fails. */
+static inline unsigned long long mpit_pvar_need(const char *prog, const char *name, int *fails)
+{
+    int found;
+    unsigned long long v = mpit_pvar_read(name, &found);
+    if (!found) {
+        printf("%s: FAIL: no MPI_T pvar %s\n", prog, name);
+        (*fails)++;
+    }
+    return v;
+}
+
+/* The multicast channel's repair counters, which a run without loss must
+ * leave where they were: mpit_repairs_read before, mpit_repairs_check
+ * after, which prints each that rose as prog's failure of this rank and
+ * counts it in *fails. */
+#define MPIT_NREPAIRS 3
+static const char *const mpit_repairs[MPIT_NREPAIRS] = {
+    "ibmc_mcast_naks_sent", "ibmc_mcast_retransmits", "ibmc_mcast_duplicates"
+};
+
+static inline void mpit_repairs_read(const char *prog, unsigned long long *v, int *fails)
+{
+    for (int i = 0; i < MPIT_NREPAIRS; i++)
+        v[i] = mpit_pvar_need(prog, mpit_repairs[i], fails);
+}
+
+static inline void mpit_repairs_check(const char *prog, int rank, const unsigned long long *v0,
+                               int *fails)
+{
+    for (int i = 0; i < MPIT_NREPAIRS; i++) {
+        unsigned long long d = mpit_pvar_need(prog, mpit_repairs[i], fails) - v0[i];
+        if (d) {
+            printf("%s: FAIL: rank %d: %s rose by %llu without loss\n", prog, rank,
+                   mpit_repairs[i], d);
+            (*fails)++;
+        }
+    }
 }
 
 #endif /* MPIT_PVAR_H_INCLUDED */

@@ -10,6 +10,7 @@ mpi_core_sources += src/mpi/coll/ibmc/bcast_intra_ibmc_mcast.c
 mpi_core_sources += src/mpi/coll/ibmc/ibcast_intra_ibmc_mcast.c
 mpi_core_sources += src/mpi/coll/ibmc/allgather_intra_ibmc_node_rd.c
 mpi_core_sources += src/mpi/coll/ibmc/allreduce_intra_ibmc_mcast.c
+mpi_core_sources += src/mpi/coll/ibmc/barrier_intra_ibmc_mcast.c
 noinst_HEADERS += src/mpi/coll/ibmc/ibmc_knomial.h
 
 # The opt-in selection file generated from the simulator's projection

@@ -313,6 +313,10 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL < 2)
         return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL",
                           MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL, "it must be at least 2");
+    /* defined with the barrier algorithm, whose release rides on it */
+    if (MPIR_CVAR_IBMC_BARRIER_TREE_KVAL < 2)
+        return cvar_error("MPIR_CVAR_IBMC_BARRIER_TREE_KVAL",
+                          MPIR_CVAR_IBMC_BARRIER_TREE_KVAL, "it must be at least 2");
     ibmc_mcast_faults_spec_t spec;
     char why[160];
     if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
