@@ -18,7 +18,10 @@
 # every byte checked.  An ALGS entry ALG:nonblocking or ALG:persistent runs
 # them as MPI_Ibcast + MPI_Wait or as MPI_Start + MPI_Wait of one
 # MPI_Bcast_init request (MPIR_CVAR_IBCAST_INTRA_ALGORITHM=ALG, binomial
-# being sched_binomial there).  SYSCALLS=1 also counts system calls per broadcast
+# being sched_binomial there); ALG:barrier runs MPI_Barrier calls
+# (MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ALG, SIZE ignored) and ALG:allreduce
+# MPI_Allreduce calls of SIZE bytes of doubles
+# (MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ALG), rank 0 as the root.  SYSCALLS=1 also counts system calls per broadcast
 # with `strace -f -c` of the job at ITERS and 3 x ITERS broadcasts (the
 # difference over 2 x ITERS, so start-up drops out), all ranks together.
 # CALLGRIND=1 also counts instructions per broadcast, root and receivers
@@ -35,7 +38,8 @@
 # Output: a markdown table on stdout, one row per layout, size, algorithm
 # and side; the raw output under _build/bench/counts-<date>-<time>/.  With
 # DOC=FILE (doc/results.md), a run that passed also writes the table,
-# stamped with the commit and date, into FILE's vm-counts region.
+# stamped with the commit and date, into FILE's region REGION (vm-counts;
+# vm-counts-colls holds the barrier and allreduce runs).
 set -uo pipefail
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 top=$(dirname "$here")
@@ -88,8 +92,11 @@ if [[ -z ${IBMC_BENCH_INNER:-} ]]; then
             echo
             grep -v '^# raw output' "$raw/table.md"
         } > "$raw/region.md"
-        splice_doc "$DOC" "$raw/region.md" vm-counts "MPI_Bcast, MPI_Ibcast and MPI_Bcast_init: counted work" \
-            bench/bcast-counts.sh
+        case ${REGION:=vm-counts} in
+            vm-counts) title="MPI_Bcast, MPI_Ibcast and MPI_Bcast_init: counted work" ;;
+            *) title="MPI_Barrier and MPI_Allreduce: counted work" ;;
+        esac
+        splice_doc "$DOC" "$raw/region.md" "$REGION" "$title" bench/bcast-counts.sh
     fi
     exit "$rc"
 fi
@@ -107,11 +114,15 @@ heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks
        naks_premature naks_deferred retransmits ack_probes asks_multicast duplicates foreign posted
        copies pt2pt_sent pt2pt_recvd rdma_reads)
 run() { # out iters np nodes alg[:mode] size [wrapper...]
-    local out=$1 iters=$2 np=$3 nodes=$4 name=$5 alg=${5%%:*} mode=blocking size=$6 ialg; shift 6
+    local out=$1 iters=$2 np=$3 nodes=$4 name=$5 alg=${5%%:*} mode=blocking size=$6 ialg cv; shift 6
     [[ $name == *:* ]] && mode=${name#*:}
     ialg=$alg; [[ $alg == binomial ]] && ialg=sched_binomial
-    env MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" \
-        MPIR_CVAR_IBCAST_INTRA_ALGORITHM="$ialg" \
+    case $mode in
+        barrier) cv=(MPIR_CVAR_BARRIER_INTRA_ALGORITHM="$alg") ;;
+        allreduce) cv=(MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM="$alg") ;;
+        *) cv=(MPIR_CVAR_BCAST_INTRA_ALGORITHM="$alg" MPIR_CVAR_IBCAST_INTRA_ALGORITHM="$ialg") ;;
+    esac
+    env MPIR_CVAR_NUM_CLIQUES="$nodes" "${cv[@]}" \
         timeout -k 10 600 "$@" "$IBMC_PREFIX/bin/mpiexec" -n "$np" "$raw/counts" "$size" "$iters" \
         "$mode" >"$out" 2>&1
 }
@@ -135,7 +146,7 @@ cg_side() { # base side k
     done
     ((n)) && awk -v s="$sum" -v n="$n" -v k="$3" 'BEGIN { printf "%.0f", s / n / k }' || echo n/a
 }
-echo "# work per broadcast: counter changes over $ITERS back-to-back broadcasts from rank 0, divided by $ITERS"
+echo "# work per call: counter changes over $ITERS back-to-back calls (broadcasts from rank 0, barriers or allreduces), divided by $ITERS"
 echo "# (root: rank 0; recv: mean of the other ranks; one closing barrier included)"
 echo
 echo "$hdr"

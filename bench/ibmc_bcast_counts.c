@@ -27,7 +27,11 @@
  *
  * "nonblocking" makes each broadcast an MPI_Ibcast and its MPI_Wait,
  * "persistent" an MPI_Start and MPI_Wait of one MPI_Bcast_init request
- * (MPIR_CVAR_IBCAST_INTRA_ALGORITHM picks their algorithm). */
+ * (MPIR_CVAR_IBCAST_INTRA_ALGORITHM picks their algorithm).
+ *
+ * "barrier" counts MPI_Barrier calls instead, and "allreduce" MPI_Allreduce
+ * calls of SIZE bytes of doubles (MPI_SUM, every element checked), each
+ * with the algorithm of its own CVAR; rank 0, their root, is "root". */
 
 #define _DEFAULT_SOURCE /* usleep */
 #include <mpi.h>
@@ -87,12 +91,19 @@ static void settle(double seconds)
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
-/* One broadcast from rank 0: blocking, nonblocking, or a start of the
- * persistent request *req. */
-static void one_bcast(unsigned char *buf, size_t len, int nonblocking, int persistent,
-                      MPI_Request * req)
+enum call { C_BCAST, C_BARRIER, C_ALLREDUCE };
+
+/* One call: a broadcast from rank 0 (blocking, nonblocking, or a start of
+ * the persistent request *req), a barrier, or an allreduce of buf's
+ * doubles into out. */
+static void one_call(enum call call, unsigned char *buf, double *out, size_t len, int nonblocking,
+                     int persistent, MPI_Request * req)
 {
-    if (persistent) {
+    if (call == C_BARRIER) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (call == C_ALLREDUCE) {
+        MPI_Allreduce(buf, out, (int) (len / sizeof(double)), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (persistent) {
         MPI_Start(req);
         MPI_Wait(req, MPI_STATUS_IGNORE);
     } else if (nonblocking) {
@@ -115,14 +126,19 @@ int main(int argc, char **argv)
     const char *mode = argc > 3 ? argv[3] : "blocking";
     int late = !strcmp(mode, "late"), nonblocking = !strcmp(mode, "nonblocking");
     int persistent = !strcmp(mode, "persistent");
-    if (!late && !nonblocking && !persistent && strcmp(mode, "blocking")) {
+    enum call call = !strcmp(mode, "barrier") ? C_BARRIER :
+        !strcmp(mode, "allreduce") ? C_ALLREDUCE : C_BCAST;
+    if (call == C_BCAST && !late && !nonblocking && !persistent && strcmp(mode, "blocking")) {
         if (rank == 0)
             fprintf(stderr, "usage: ibmc_bcast_counts SIZE [ITERS [late|blocking|nonblocking|"
-                    "persistent]]\n");
+                    "persistent|barrier|allreduce]]\n");
         MPI_Finalize();
         return 2;
     }
+    if (call == C_ALLREDUCE)
+        len = (len + sizeof(double) - 1) / sizeof(double) * sizeof(double);
     unsigned char *buf = malloc(len ? len : 1);
+    double *out = malloc(len ? len : 1);
     double before[NC], after[NC], d[NC], sum[NC];
     int have[NC], bad = 0;
 
@@ -134,7 +150,7 @@ int main(int argc, char **argv)
     MPI_Request req = MPI_REQUEST_NULL;
     if (persistent)
         MPI_Bcast_init(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-    one_bcast(buf, len, nonblocking, persistent, &req);
+    one_call(call, buf, out, len, nonblocking, persistent, &req);
     settle(0.05);
     if (late) {
         if (rank != 0)
@@ -147,13 +163,28 @@ int main(int argc, char **argv)
     read_all(before, have);
     if (late && rank != 0)
         usleep(300000 + 100000 * (unsigned) __builtin_popcount((unsigned) rank));
+    size_t nd = len / sizeof(double);
     for (int it = 0; it < iters; it++) {
-        for (size_t i = 0; i < len; i++)
-            buf[i] = rank == 0 ? byte_of(it, i) : 0xee;
+        if (call == C_ALLREDUCE)
+            for (size_t i = 0; i < nd; i++)
+                ((double *) (void *) buf)[i] = (double) ((rank + it + (int) i) % 5);
+        else
+            for (size_t i = 0; i < len; i++)
+                buf[i] = rank == 0 ? byte_of(it, i) : 0xee;
         CALLGRIND_TOGGLE_COLLECT;
-        one_bcast(buf, len, nonblocking, persistent, &req);
+        one_call(call, buf, out, len, nonblocking, persistent, &req);
         CALLGRIND_TOGGLE_COLLECT;
-        for (size_t i = 0; i < len && !bad; i++)
+        for (size_t i = 0; i < nd && call == C_ALLREDUCE && !bad; i++) {
+            double w = 0;
+            for (int r = 0; r < size; r++)
+                w += (double) ((r + it + (int) i) % 5);
+            if (out[i] != w) {
+                fprintf(stderr, "bcast-counts: FAIL: rank %d, allreduce %d, element %zu is %g, "
+                        "not %g\n", rank, it, i, out[i], w);
+                bad = 1;
+            }
+        }
+        for (size_t i = 0; i < len && call == C_BCAST && !bad; i++)
             if (buf[i] != byte_of(it, i)) {
                 fprintf(stderr, "bcast-counts: FAIL: rank %d, broadcast %d, byte %zu is %u, "
                         "not %u\n", rank, it, i, buf[i], byte_of(it, i));
@@ -179,12 +210,14 @@ int main(int argc, char **argv)
         if (anybad)
             printf("bcast-counts: FAIL: wrong bytes received\n");
         else
-            printf("bcast-counts: ok (%d broadcasts of %zu bytes on %d ranks, every byte checked)\n",
-                   iters, len, size);
+            printf("bcast-counts: ok (%d %s of %zu bytes on %d ranks, every byte checked)\n",
+                   iters, call == C_BARRIER ? "barriers" : call == C_ALLREDUCE ? "allreduces" :
+                   "broadcasts", call == C_BARRIER ? (size_t) 0 : len, size);
     }
     if (persistent)
         MPI_Request_free(&req);
     free(buf);
+    free(out);
     MPI_T_finalize();
     MPI_Finalize();
     return anybad;
