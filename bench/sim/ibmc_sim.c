@@ -24,7 +24,19 @@
  *             member's mailbox.  Every node's mailbox has it as permanent
  *             receiver, so transfers start at once and are taken in put
  *             order: FIFO per pair.
- *   write_ack *written = 0: every ACK goes as an RC message.
+ *   write_board *written = 0 (every ACK and barrier arrival goes as an RC
+ *             message), unless --boards: then, when the member written to
+ *             has a board, one comm of 8 bytes to its mailbox, behind the
+ *             RC messages already sent to it as on one RC queue pair.  The
+ *             writer pays --cpu-per-pkt as for a send; the owner pays
+ *             nothing (an RDMA write costs the target's CPU only the poll
+ *             of the word, which the engine does anyway): when the owner
+ *             takes its inbox the word is stored into its board, at
+ *             which * size + the writer's rank, and the engine reads it.
+ *             Only members that some member can write to get a board
+ *             (boards_needed: ACK targets, arrival parents), so that 8,192
+ *             nodes do not hold 1 GiB of boards nothing writes into; a
+ *             board on every node gave the same lines at 64 to 1,024 nodes.
  *   now       simgrid_get_clock().
  *   flush     nothing: each post's comm has started already.
  *   wait      hand every message that has arrived to the engine; with
@@ -51,7 +63,17 @@
  *
  * --inflight K (rate mode): each node keeps K broadcasts posted
  * (ibmc_mcast_op_post, MPI_Ibcast's path) and waits for the oldest, and
- * only ibmc_mcast_chan_progress runs them (run_posted). */
+ * only ibmc_mcast_chan_progress runs them (run_posted).
+ *
+ * --coll barrier --fanout F (latency mode): each iteration is the
+ * channel's MPI_Barrier, every node entering it together (after the same
+ * ideal barrier as a broadcast's iterations): ibmc_mcast_arrive up the
+ * F-ary tree to rank 0 (ibmc_mcast_arrive.h), then rank 0's one-byte
+ * release, ibmc_mcast_bcast from root 0.  mean_lat_us is, as for a
+ * broadcast, the mean over iterations of the first node's entry to the
+ * last node out of the release (the root's own return included);
+ * arrive_us the same mean from the first entry to rank 0 holding every
+ * arrival.  Only the release is multicast, so --loss acts on it alone. */
 
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -68,6 +90,7 @@
 #include <simgrid/semaphore.h>
 #include <math.h>
 #include "ibmc_mcast_engine.h"
+#include "ibmc_mcast_arrive.h"
 
 #define SIM_ERR_TIMEOUT 1001    /* wait's error: the simulated-time bound passed */
 #define SIM_ERR_ABORT   1002    /* wait's error: another node failed */
@@ -107,12 +130,16 @@ static struct {
     int groups_shared;          /* --groups shared: one multicast group for every row */
     int inflight;               /* --inflight K: broadcasts each node keeps posted
                                  * (ibmc_mcast_op_post); 0: ibmc_mcast_bcast, blocking */
+    int boards;                 /* --boards: ACKs and arrivals as writes into boards */
+    int coll;                   /* COLL_BCAST, COLL_BARRIER */
+    int fanout;                 /* --fanout F: the barrier's arrival tree */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.relay_on_loss = 1,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
     .cpu = 0.3e-6,.poll = 0.2e-6,.sq = 64,.max_time = 10.0,.nak_timeout_us = 200,.reorder_delay = 5e-6,
     .nak_max_us = 100000,.verbose = 0,.mode = 0,.skew = 0,.platform_out = NULL,
-    .platform_only = 0,.topology = 0,.leaf = 32,.grid = 0,.groups_shared = 0,.inflight = 0
+    .platform_only = 0,.topology = 0,.leaf = 32,.grid = 0,.groups_shared = 0,.inflight = 0,
+    .boards = 0,.coll = 0,.fanout = 32
 };
 
 enum { TOPO_AUTO = 0, TOPO_STAR = 1, TOPO_FATTREE = 2 };
@@ -124,6 +151,9 @@ static const char *const topo_name[] = { "auto", "star", "fattree" };
 
 enum { MODE_LATENCY = 0, MODE_RATE = 1, MODE_SKEW = 2 };
 static const char *const mode_name[] = { "latency", "rate", "skew" };
+
+enum { COLL_BCAST = 0, COLL_BARRIER = 1 };
+static const char *const coll_name[] = { "bcast", "barrier" };
 
 /* --groups: index 1 is shared, opt.groups_shared */
 static const char *const groups_name[] = { "separate", "shared" };
@@ -160,13 +190,15 @@ static double skew_unit(void)
 
 /* ---- messages on the simulated wire ---- */
 
-enum { MSG_MCAST = 1, MSG_RC = 2 };
+enum { MSG_MCAST = 1, MSG_RC = 2, MSG_BOARD = 3 };
 
 typedef struct {
     int kind;
     int src;                    /* member that sent it (the root for MSG_MCAST) */
     int refs;                   /* MSG_MCAST: copies not yet consumed */
     ibmc_mcast_rc_t h;          /* MSG_RC */
+    int which;                  /* MSG_BOARD: IBMC_MCAST_BOARD_ACKS or _ARRIVALS */
+    uint64_t word;              /* MSG_BOARD */
     size_t len;
     unsigned char data[];
 } msg_t;
@@ -222,6 +254,9 @@ typedef struct {
     uint64_t mc_in, mc_own;     /* multicast packets the fabric sent it; of them, its row's */
     uint64_t taken_other;       /* multicast packets of other rows handed to its channel */
     uint64_t foreign;           /* packets its channel refused as another's (RX_FOREIGN) */
+    uint64_t rc_in, rc_out, posts;      /* RC messages taken in and sent; multicast posts */
+    uint64_t writes, words_in;  /* --boards: words it wrote; words written into its board */
+    uint64_t *board;            /* --boards: IBMC_MCAST_BOARD_WORDS(row), or NULL: none */
     int err;
 } node_t;
 
@@ -236,6 +271,7 @@ static struct {
     int *starts;                /* by iteration: roots started */
     double *row_start, *row_end;        /* by row and iteration: as t_start and t_end */
     double *t_root;             /* by iteration: the root's own completion */
+    double *t_arrive;           /* --coll barrier, by iteration: rank 0 has every arrival */
     int *iter_done;             /* by iteration: members done */
     int finished;               /* members done with every iteration */
     int abort;
@@ -288,6 +324,7 @@ static int op_post(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t len)
     (void) c;
     me->debt += opt.cpu;
     me->sent++;
+    me->posts++;
     pay(me);
     msg_t *m = msg_new(MSG_MCAST, me->id, len);
     memcpy(m->data, pkt, len);
@@ -316,6 +353,7 @@ static int op_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_
     (void) c;
     me->debt += opt.cpu;
     me->sent++;
+    me->rc_out++;
     pay(me);
     msg_t *m = msg_new(MSG_RC, me->id, len);
     m->h = *h;
@@ -333,13 +371,26 @@ static int op_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_
     return 0;
 }
 
-static int op_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written)
+/* --boards: an RDMA write of one word into member to's board, where it
+ * has one.  It goes on the same mailbox as the RC messages to `to`, so it
+ * lands after every one sent before it, as on one RC queue pair. */
+static int op_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, uint64_t word,
+                          int *written)
 {
-    (void) io;
+    node_t *me = io;
     (void) c;
-    (void) to;
-    (void) word;
     *written = 0;
+    if (!opt.boards || !g.node[me->base + to].board)
+        return 0;
+    me->debt += opt.cpu;
+    me->writes++;
+    pay(me);
+    msg_t *m = msg_new(MSG_BOARD, me->id, 0);
+    m->which = which;
+    m->word = word;
+    sg_comm_t comm = sg_mailbox_put_init(g.mb[me->base + to], m, (long) sizeof(word));
+    sg_comm_detach(comm, msg_free);
+    *written = 1;
     return 0;
 }
 
@@ -353,6 +404,14 @@ static double op_now(void *io)
 static int dispatch(node_t * me, msg_t * m)
 {
     int err;
+    if (m->kind == MSG_BOARD) {
+        /* the NIC wrote it: no CPU, no message handled; the engine finds
+         * it when it polls the board */
+        me->board[(size_t) m->which * (size_t) g.row + (size_t) (m->src - me->base)] = m->word;
+        me->words_in++;
+        free(m);
+        return 0;
+    }
     me->handled++;
     if (m->kind == MSG_MCAST) {
         /* the receive path names a sender outside the channel -1, as
@@ -362,6 +421,7 @@ static int dispatch(node_t * me, msg_t * m)
         err = ibmc_mcast_mcast_in(&me->ch, m->data, m->len, own ? m->src - me->base : -1);
         msg_unref(m);
     } else {
+        me->rc_in++;
         err = ibmc_mcast_rc_in(&me->ch, m->src - me->base, &m->h, m->data, m->len);
         free(m);
     }
@@ -525,7 +585,7 @@ static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t 
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
     .send_rc = op_send_rc,
-    .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
+    .write_board = op_write_board,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
     .free = op_free
 };
 
@@ -866,7 +926,7 @@ static void node_main(int argc, char *argv[])
     ibmc_mcast_params_t params = {.window = opt.window,.ack_every = opt.ack_every,
         .subgroup = opt.subgroup,.relay_on_loss = opt.relay_on_loss,
         .nak_timeout_us = opt.nak_timeout_us,
-        .nak_max_us = opt.nak_max_us,.rdma_acks = 0
+        .nak_max_us = opt.nak_max_us,.rdma_acks = opt.boards
     };
     ibmc_mcast_engine_init(&me->eng, &ops, me, &params, &me->st, NULL);
     /* every row's channel has the same identity, as MPI_Comm_split's
@@ -878,7 +938,7 @@ static void node_main(int argc, char *argv[])
         g.abort = 1;
         goto out;
     }
-    ibmc_mcast_chan_open(&me->ch, 0x5eedfacecafe0001ULL, 7, NULL);
+    ibmc_mcast_chan_open(&me->ch, 0x5eedfacecafe0001ULL, 7, me->board);
     ibmc_mcast_chan_set_ready(&me->ch);
 
     if (opt.inflight)
@@ -890,6 +950,16 @@ static void node_main(int argc, char *argv[])
                 while (g.iter_done[k - 1] < opt.nodes && !(err = op_wait(me)));
             if (err)
                 break;
+            if (opt.coll == COLL_BARRIER) {
+                /* MPI_Barrier: the arrivals, then root 0's release below */
+                double t = simgrid_get_clock();
+                if (g.starts[k]++ == 0 || t < g.t_start[k])
+                    g.t_start[k] = t;
+                if ((err = ibmc_mcast_arrive(&me->ch, opt.fanout)))
+                    break;
+                if (me->rank == 0)
+                    g.t_arrive[k] = simgrid_get_clock();
+            }
             bcast_begin(me, k, root, me->buf);
             /* --mode skew: a receiver arrives uniform 0..skew late (seed 000
              * §6.4); it runs nothing meanwhile, as a computing process */
@@ -932,6 +1002,33 @@ static void node_main(int argc, char *argv[])
         me->refused += me->foreign;
   out:
     ibmc_mcast_chan_free(&me->ch);
+}
+
+/* --boards: which ranks of a channel some member can write to, into
+ * need[0..row-1]: where members send their ACKs (ibmc_mcast_plan_ack_to:
+ * the root, or a co-root for its subgroup's leaves) for root 0 or, with
+ * --rotate, for every root; and with --coll barrier every rank with
+ * children in the arrival tree.  The others get no board: nothing would
+ * be written into it, and 8,192 nodes' boards are 1 GiB. */
+static void boards_needed(unsigned char *need)
+{
+    ibmc_mcast_params_t pa = {.window = opt.window,.ack_every = opt.ack_every,
+        .subgroup = opt.subgroup
+    };
+    int s = ibmc_mcast_subgroup_size(&pa, g.row);
+    for (int root = 0; root < (opt.rotate ? g.row : 1); root++) {
+        ibmc_mcast_plan_t p = ibmc_mcast_plan(g.row, s, root);
+        for (int m = 0; m < g.row; m++) {
+            int to = ibmc_mcast_plan_ack_to(&p, m);
+            if (to >= 0)
+                need[to] = 1;
+        }
+    }
+    if (opt.coll == COLL_BARRIER)
+        for (int m = 0; m < g.row; m++) {
+            int first;
+            need[m] |= ibmc_mcast_arrive_children(m, g.row, opt.fanout, &first) > 0;
+        }
 }
 
 /* ---- the platform ---- */
@@ -1034,7 +1131,7 @@ static void usage(void)
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
             "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n"
             "       [--topology auto|star|fattree] [--leaf K] [--grid R [--groups shared|separate]]\n"
-            "       [--inflight K (with --mode rate)]\n");
+            "       [--inflight K (with --mode rate)] [--boards] [--coll bcast|barrier [--fanout F]]\n");
     exit(2);
 }
 
@@ -1143,6 +1240,12 @@ int main(int argc, char *argv[])
             opt.groups_shared = choose(v, groups_name, 2);
         else if (ARG("--inflight"))
             opt.inflight = atoi(v);
+        else if (!strcmp(a, "--boards"))
+            opt.boards = 1;
+        else if (ARG("--coll"))
+            opt.coll = choose(v, coll_name, 2);
+        else if (ARG("--fanout"))
+            opt.fanout = atoi(v);
         else
             usage();
 #undef ARG
@@ -1177,6 +1280,12 @@ int main(int argc, char *argv[])
                 "time one broadcast at a time; use --inflight 0 for them)\n", opt.inflight);
         return 2;
     }
+    /* a barrier is timed as latency mode times a broadcast: one at a time,
+     * every node of one channel entering together; its release is one
+     * byte from rank 0 */
+    if (opt.coll == COLL_BARRIER && (opt.mode != MODE_LATENCY || opt.grid || opt.rotate ||
+                                     opt.size != 1 || opt.fanout < 2))
+        usage();
 
     /* SimGrid: plain max-min sharing with the links' own figures (CM02, no
      * latency or bandwidth correction factors, no reverse ACK traffic). */
@@ -1206,6 +1315,7 @@ int main(int argc, char *argv[])
     g.t_start = calloc((size_t) opt.iters, sizeof(double));
     g.t_end = calloc((size_t) opt.iters, sizeof(double));
     g.t_root = calloc((size_t) opt.iters, sizeof(double));
+    g.t_arrive = calloc((size_t) opt.iters, sizeof(double));
     g.iter_done = calloc((size_t) opt.iters, sizeof(int));
     g.starts = calloc((size_t) opt.iters, sizeof(int));
     g.row_start = calloc((size_t) (opt.nodes / g.row) * (size_t) opt.iters, sizeof(double));
@@ -1237,6 +1347,27 @@ int main(int argc, char *argv[])
             fprintf(stderr, "ibmc_sim: out of memory\n");
             return 2;
         }
+    }
+    size_t boards = 0;
+    if (opt.boards) {
+        unsigned char *need = calloc((size_t) g.row, 1);
+        if (!need) {
+            fprintf(stderr, "ibmc_sim: out of memory\n");
+            return 2;
+        }
+        boards_needed(need);
+        for (int i = 0; i < opt.nodes; i++) {
+            if (!need[g.node[i].rank])
+                continue;
+            /* the engine clears it (ibmc_mcast_chan_open) */
+            g.node[i].board = malloc(IBMC_MCAST_BOARD_WORDS(g.row) * sizeof(uint64_t));
+            if (!g.node[i].board) {
+                fprintf(stderr, "ibmc_sim: out of memory\n");
+                return 2;
+            }
+            boards++;
+        }
+        free(need);
     }
     if (opt.topology == TOPO_FATTREE) {
         sg_actor_daemonize(sg_actor_create("core", sg_host_by_name("sw"), core_main, 0, NULL));
@@ -1349,8 +1480,40 @@ int main(int argc, char *argv[])
     char posted[64] = "";
     if (opt.inflight)
         snprintf(posted, sizeof(posted), " inflight=%d posted_max=%d", opt.inflight, g.posted_max);
+    /* --boards, --coll barrier: per barrier, what rank 0 and the average
+     * other member did; a word read is one the engine found changed */
+    char bar[512] = "";
+    if (opt.boards || opt.coll == COLL_BARRIER) {
+        unsigned long long aw = 0, as = 0, acw = 0, words = 0, wr = 0, rin = 0, rout = 0;
+        for (int i = 0; i < opt.nodes; i++) {
+            aw += g.node[i].st.arrivals_written;
+            as += g.node[i].st.arrivals_sent;
+            acw += g.node[i].st.acks_written;
+            words += g.node[i].words_in;
+            if (i > 0) {
+                wr += g.node[i].writes;
+                rin += g.node[i].rc_in;
+                rout += g.node[i].rc_out;
+            }
+        }
+        const node_t *r = &g.node[0];
+        double per = (double) opt.iters, mper = (double) (opt.nodes - 1) * opt.iters, arr = 0;
+        for (int k = 0; k < opt.iters; k++)
+            arr += g.t_arrive[k] - g.t_start[k];
+        int o = snprintf(bar, sizeof(bar), " boards=%zu acks_written=%llu words_written=%llu",
+                         boards, acw, words);
+        if (opt.coll == COLL_BARRIER)
+            snprintf(bar + o, sizeof(bar) - (size_t) o, " coll=barrier fanout=%d arrive_us=%.3f "
+                     "arrivals_sent=%llu arrivals_written=%llu root_words_read_per_bar=%.2f "
+                     "root_rc_in_per_bar=%.2f root_rc_out_per_bar=%.2f root_posts_per_bar=%.2f "
+                     "member_writes_per_bar=%.3f member_rc_out_per_bar=%.3f "
+                     "member_rc_in_per_bar=%.3f", opt.fanout, arr / per * 1e6, as, aw,
+                     (double) (r->st.arrivals_read + r->st.acks_read) / per,
+                     (double) r->rc_in / per, (double) r->rc_out / per, (double) r->posts / per,
+                     (double) wr / mper, (double) rout / mper, (double) rin / mper);
+    }
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
-           "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g%s%s mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
+           "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g%s%s%s mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
            "mean_in_bcast_us=%.3f naks_sent=%llu retransmits=%llu "
            "acks_sent=%llu relays=%llu coroot_acks=%llu tree_acks=%llu coroot_served=%llu "
            "dropped=%llu duplicates=%llu ack_probes=%llu recoveries=%llu recovery_mean_us=%.1f "
@@ -1363,7 +1526,7 @@ int main(int argc, char *argv[])
                                     .ack_every = opt.ack_every,.subgroup = opt.subgroup},
                                     g.row), opt.relay_on_loss ? "on-loss" : "always",
            topo_name[opt.topology],
-           mode_name[opt.mode], opt.skew * 1e6, posted, grid, lat, span,
+           mode_name[opt.mode], opt.skew * 1e6, posted, grid, bar, lat, span,
            span > 0 ? opt.iters / (span * 1e-6) : 0.0, in_bcast, sum.naks_sent, sum.retransmits,
            sum.acks_sent, sum.relays, sum.coroot_acks, sum.tree_acks, served, sum.dropped,
            sum.duplicates, sum.ack_probes, recoveries, recoveries ? (double) rec_sum / (double) recoveries : 0.0,
@@ -1384,6 +1547,7 @@ int main(int argc, char *argv[])
                 free(m);
         }
         free(g.node[i].inbox);
+        free(g.node[i].board);
         sg_sem_destroy(g.node[i].wake);
     }
     free(g.node);
@@ -1392,6 +1556,7 @@ int main(int argc, char *argv[])
     free(g.t_start);
     free(g.t_end);
     free(g.t_root);
+    free(g.t_arrive);
     free(g.iter_done);
     free(g.starts);
     free(g.row_start);

@@ -132,11 +132,13 @@ static int w_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_r
     return 0;
 }
 
-static int w_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written)
+static int w_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, uint64_t word,
+                         int *written)
 {
     (void) io;
     (void) c;
     (void) to;
+    (void) which;
     (void) word;
     *written = 0;
     return 0;
@@ -179,7 +181,7 @@ static void w_free(void *io, void *p)
 static const ibmc_mcast_ops_t ops = {
     .post = w_post,.flush = w_flush,.post_ctl = w_post_ctl,.post_room = w_room,
     .send_rc = w_send_rc,
-    .write_ack = w_write_ack,.now = w_now,.wait = w_wait,.poll = w_poll,.zalloc = w_zalloc,
+    .write_board = w_write_board,.now = w_now,.wait = w_wait,.poll = w_poll,.zalloc = w_zalloc,
     .free = w_free
 };
 
@@ -1128,7 +1130,7 @@ int main(void)
              "claiming packets that may be on their way: the member NAKs nothing and "
              "acknowledges") {
         member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
-        static uint64_t board[2];
+        static uint64_t board[4];       /* IBMC_MCAST_BOARD_WORDS(2) */
         member_init(m, 1);
         memset(r, 0, sizeof(*r));
         r->w.room = 64;

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ibmc_mcast_engine.h"
+#include "ibmc_mcast_arrive.h"
 #include "tap.h"
 #include "rng.h"
 
@@ -68,6 +69,9 @@ typedef struct {
                                  * N: it posts up to N broadcasts ahead
                                  * (ibmc_mcast_op_post, MPI_Ibcast) and the channel's
                                  * progress turn runs them */
+    int barrier_fanout;         /* 0: none; F: every third message is a barrier
+                                 * (ibmc_mcast_arrive, then rank 0's one-byte
+                                 * release) with F children a parent */
 } config_t;
 
 /* One packet in flight: multicast, an RC message, or an ACK board write. */
@@ -78,6 +82,7 @@ typedef struct {
     int forged;                 /* the adversary's */
     ibmc_mcast_rc_t h;          /* MSG_RC */
     uint64_t word;              /* MSG_WRITE */
+    int which;                  /* MSG_WRITE: IBMC_MCAST_BOARD_* */
     size_t len;
     unsigned char pkt[PKT_MAX];
 } msg_t;
@@ -112,10 +117,11 @@ typedef struct {
     ibmc_mcast_engine_t eng;
     ibmc_mcast_stats_t stats;
     ibmc_mcast_chan_t ch;
-    uint64_t board_words[MAXN];
+    uint64_t board_words[2 * MAXN];       /* IBMC_MCAST_BOARD_WORDS(MAXN) */
     int room;                   /* multicast sends it may post this turn */
     int k;                      /* the broadcast it is in or enters next */
     int in_bcast;
+    int arriving;               /* in a barrier's arrival step */
     int delay;
     unsigned char *buf;
     /* posted broadcasts (config inflight): one op and buffer per message;
@@ -144,6 +150,8 @@ typedef struct sim {
     int forged_relays;          /* the adversary's RC copies, from such members */
     uint64_t acks_coalesced;    /* board words overwritten before they were read */
     uint64_t late_writes;       /* the adversary's words of an earlier epoch */
+    int *entered;               /* by message: members that entered it (barriers) */
+    uint64_t barriers_left;     /* member-barriers completed */
     char why[200];
 } sim_t;
 
@@ -255,12 +263,13 @@ static int op_send_rc(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_
     return 0;
 }
 
-static int op_write_ack(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written)
+static int op_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, uint64_t word,
+                          int *written)
 {
     member_t *me = io;
     sim_t *s = me->s;
     (void) c;
-    msg_t m = {.kind = MSG_WRITE,.src = me->who,.dst = to,.word = word };
+    msg_t m = {.kind = MSG_WRITE,.src = me->who,.dst = to,.word = word,.which = which };
     push(&s->rc[me->who][to], &m);
     s->acks++;
     *written = 1;
@@ -302,7 +311,7 @@ static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t 
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
     .send_rc = op_send_rc,
-    .write_ack = op_write_ack,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
+    .write_board = op_write_board,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
     .free = op_free
 };
 
@@ -344,6 +353,10 @@ static void serve_rc(sim_t * s, const msg_t * q)
     member_t *me = &s->m[q->dst];
     if (q->kind != MSG_WRITE) {
         deliver(s, q);
+        return;
+    }
+    if (q->which == IBMC_MCAST_BOARD_ARRIVALS) {
+        me->board_words[s->c->members + q->src] = q->word;
         return;
     }
     uint64_t *w = &me->board_words[q->src];
@@ -450,22 +463,43 @@ static void member_step(sim_t * s, int who)
         }
         int k = me->k;
         uint64_t len = prepare(s, me, k, me->buf);
-        if (len == 0) {
+        if (s->entered && s->entered[k] >= 0) {
+            /* a barrier: arrive, then take rank 0's release */
+            s->entered[k]++;
+            me->in_bcast = 1;
+            me->arriving = 1;
+            ibmc_mcast_arrive_start(&me->ch, c->barrier_fanout);
+        } else if (len == 0) {
             /* MPI_Bcast of no data touches no stream */
             me->k++;
             me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
             return;
         }
-        me->in_bcast = 1;
-        if ((err = ibmc_mcast_bcast_start(&me->ch, me->buf, len, s->root[k])))
-            snprintf(s->why, sizeof(s->why), "member %d: start of message %d returned %d", who,
-                     k, err);
-        if (me->ch.mismatch)
-            snprintf(s->why, sizeof(s->why), "member %d: message %d mismatched", who, k);
+        if (!me->arriving) {
+            me->in_bcast = 1;
+            if ((err = ibmc_mcast_bcast_start(&me->ch, me->buf, len, s->root[k])))
+                snprintf(s->why, sizeof(s->why), "member %d: start of message %d returned %d",
+                         who, k, err);
+            if (me->ch.mismatch)
+                snprintf(s->why, sizeof(s->why), "member %d: message %d mismatched", who, k);
+        }
     }
     if (!me->in_bcast)
         return;
     int k = me->k, done;
+    if (me->arriving) {
+        if ((err = ibmc_mcast_arrive_test(&me->ch, &done)))
+            snprintf(s->why, sizeof(s->why), "member %d: arrival returned %d", who, err);
+        if (!done)
+            return;
+        if (who == 0 && s->entered[k] != c->members)
+            snprintf(s->why, sizeof(s->why), "barrier %d: rank 0 heard all arrive when %d of %d "
+                     "had entered", k, s->entered[k], c->members);
+        me->arriving = 0;
+        if ((err = ibmc_mcast_bcast_start(&me->ch, me->buf, s->len[k], 0)))
+            snprintf(s->why, sizeof(s->why), "member %d: release of barrier %d returned %d",
+                     who, k, err);
+    }
     me->room = 1 + (int) rng_below(&s->rng, 3);
     if ((err = ibmc_mcast_bcast_test(&me->ch, &done)))
         snprintf(s->why, sizeof(s->why), "member %d: test returned %d", who, err);
@@ -474,6 +508,12 @@ static void member_step(sim_t * s, int who)
     if ((err = ibmc_mcast_bcast_finish(&me->ch)) || me->ch.mismatch)
         snprintf(s->why, sizeof(s->why), "member %d: finish of message %d: %d", who, k, err);
     check_bytes(s, who, k, me->buf);
+    if (s->entered && s->entered[k] >= 0) {
+        if (s->entered[k] != c->members)
+            snprintf(s->why, sizeof(s->why), "member %d left barrier %d when %d of %d had "
+                     "entered", who, k, s->entered[k], c->members);
+        s->barriers_left++;
+    }
     me->in_bcast = 0;
     me->k++;
     me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
@@ -504,6 +544,17 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         uint64_t r = rng_below(&s.rng, 8);
         s.len[k] = r == 0 ? 0 : r < 6 ? rng_below(&s.rng, 3 * P) : rng_below(&s.rng, c->max_len + 1);
         s.root[k] = (int) rng_below(&s.rng, c->members);
+    }
+    if (c->barrier_fanout) {
+        /* every third message a barrier: its release is one byte from rank 0 */
+        s.entered = calloc(c->messages, sizeof(*s.entered));
+        for (int k = 0; k < c->messages; k++) {
+            s.entered[k] = k % 3 == 1 ? 0 : -1;
+            if (k % 3 == 1) {
+                s.len[k] = 1;
+                s.root[k] = 0;
+            }
+        }
     }
     /* the NAK timeout: nak_idle of a member's own turns, which come about
      * once every 10/3 x members steps; it may grow eightfold */
@@ -638,6 +689,24 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
           (unsigned long long) foreign);
     CHECK(!c->boards || c->members < 4 || s.acks_coalesced > 0,
           "no board ACK was ever overwritten before it was read");
+    if (c->barrier_fanout) {
+        uint64_t sent = 0, written = 0, read = 0, want = 0;
+        for (int i = 0; i < c->members; i++) {
+            sent += s.m[i].stats.arrivals_sent;
+            written += s.m[i].stats.arrivals_written;
+            read += s.m[i].stats.arrivals_read;
+        }
+        for (int k = 0; k < c->messages; k++)
+            want += s.entered[k] >= 0;
+        CHECK(s.barriers_left == want * c->members, "%llu member-barriers left, not %llu",
+              (unsigned long long) s.barriers_left, (unsigned long long) (want * c->members));
+        /* every member but rank 0 reports once a barrier, its subtree's */
+        CHECK(sent == want * (c->members - 1), "%llu arrivals reported, not %llu",
+              (unsigned long long) sent, (unsigned long long) (want * (c->members - 1)));
+        CHECK(c->boards ? written == sent && read > 0 && read <= sent : written == 0 && read == 0,
+              "arrivals: %llu reported, %llu written, %llu read off boards",
+              (unsigned long long) sent, (unsigned long long) written, (unsigned long long) read);
+    }
     CHECK(c->drop == 0 || retransmits > 0, "losses but no retransmission");
     CHECK(c->drop > 0 || c->reorder > 0 || c->forge > 0 || retransmits == 0,
           "%llu retransmissions on a perfect network", (unsigned long long) retransmits);
@@ -679,6 +748,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     free(s.mcast.v);
     free(s.len);
     free(s.root);
+    free(s.entered);
     return ok;
 }
 
@@ -688,56 +758,64 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0, 0}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0, 0}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 3, 30% loss, forged packets",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0, 0, 0}},
         {"7 members, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 4, window of 2, every-member ACKs",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0, 0, 0}},
         {"8 members, ACK boards, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 0}},
         {"8 members, ACK boards, 30% loss, late writes of an earlier channel",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 0}},
         {"9 members, ACK boards, co-roots every 3, window of 2, every-member ACKs, late writes",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0, 0, 0}},
         {"7 members, ACK boards, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0, 0, 0}},
         {"12 members, ACK boards, co-roots every 2: a relay and ACK tree 3 deep, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0, 0, 0}},
         {"8 members, co-roots every 2 relaying only losses, perfect network: no RC copy, no duplicate",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0, 0, 0}},
         {"12 members, ACK boards, co-roots every 2 relaying only losses, 10% loss, forged packets",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 0, 0}},
         {"9 members, co-roots every 3 relaying only losses, 30% loss, window of 8",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0, 0, 0}},
         {"7 members, every member a co-root relaying only losses, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, the clock read every 4th idle turn",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4, 0, 0}},
         {"8 members, ACK boards, perfect network, the clock read every 8th idle turn: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8, 0, 0}},
         {"9 members, ACK boards, 30% loss, late writes, the clock read every 8th idle turn",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8, 0, 0}},
         {"posted broadcasts, 1 at a time, 5 members, perfect network: nothing sent again",
-         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1}},
+         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1, 0}},
         {"posted broadcasts, 4 in flight, 8 members, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4, 0}},
         {"posted broadcasts, 16 in flight, 8 members, 30% loss, forged packets, window of 8",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16, 0}},
         {"posted broadcasts, 4 in flight, 12 members, co-roots every 2 relaying only losses, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4, 0}},
+        {"barriers, fanout 2 (a tree 3 deep), ACK boards, perfect network: nothing sent again",
+         {8, 16, 4, 150, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 2}},
+        {"barriers, fanout 2, 10 members, ACK boards, 30% loss, reordering, late writes",
+         {10, 8, 8, 90, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 2}},
+        {"barriers, fanout 3 over RC messages, co-roots every 2, 10% loss",
+         {9, 16, 4, 150, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 3}},
+        {"barriers, fanout 16 (one level), 7 members, ACK boards, 5% loss, no skew",
+         {7, 16, 4, 150, 40 * P, 0.05, 0.02, 0.2, 0, 0, 0, 0, 1, 0, 0, 0, 16}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

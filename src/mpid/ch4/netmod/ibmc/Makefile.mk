@@ -87,6 +87,7 @@ noinst_HEADERS     += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast.h \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_tx.h \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_coroot.h \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_board.h \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_arrive.h \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_pool.h \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_faults.h
 
@@ -95,6 +96,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_tx.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_coroot.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_board.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_arrive.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_pool.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_faults.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_device.c \

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "ibmc_mcast_engine.h"
+#include "ibmc_mcast_arrive.h"
 
 #define NAK_RANGES 8
 
@@ -108,6 +109,8 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
     c->ring = take(c, w, slot, &nomem);
     c->board_seen = take(c, size, sizeof(uint64_t), &nomem);
     c->said = take(c, size, sizeof(uint32_t), &nomem);
+    c->arr.heard = take(c, size, sizeof(uint32_t), &nomem);
+    c->arr.seen = take(c, size, sizeof(uint64_t), &nomem);
     c->subgroup = ibmc_mcast_subgroup_size(&eng->params, size);
     if (c->subgroup < size) {
         c->ackers = take(c, size, 1, &nomem);
@@ -129,7 +132,8 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c)
 {
     void *all[] = { c->roots, c->probe_acked, c->laggards, c->acked, c->slots, c->slot_mem,
         c->ring, c->board_seen, c->said, c->ackers, c->kids, c->relay_ring, c->relay_ring_root,
-        c->leaf_acked, c->child_acked, c->agg_sent, c->owed, c->headed, c->relay_due
+        c->leaf_acked, c->child_acked, c->agg_sent, c->owed, c->headed, c->relay_due,
+        c->arr.heard, c->arr.seen
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i])
@@ -170,6 +174,9 @@ void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoc
     if (board_words) {
         ibmc_mcast_board_init(&c->board, board_words, c->board_seen, c->size, epoch);
         c->has_board = 1;
+        ibmc_mcast_board_init(&c->arr.board, board_words + c->size, c->arr.seen, c->size,
+                              epoch);
+        c->arr.has_board = 1;
     }
     ibmc_mcast_rx_init(&c->rx, id, payload_max, pa->window, pa->ack_every, (uint32_t) c->rank,
                        c->slots, c->slot_mem);
@@ -263,14 +270,15 @@ static int send_ack(ibmc_mcast_chan_t * c, int to, uint32_t pos, int asked)
     c->said[to] = pos;
     c->eng->stats->acks_sent++;
     if (c->eng->params.rdma_acks) {
-        CALL(ops->write_ack(c->eng->io, c, to, ibmc_mcast_board_word(c->epoch, pos), &written));
+        CALL(ops->write_board(c->eng->io, c, to, IBMC_MCAST_BOARD_ACKS,
+                              ibmc_mcast_board_word(c->epoch, pos), &written));
         if (written) {
             c->eng->stats->acks_written++;
             /* the testing knob: a late write of the previous epoch over it */
             if (c->state == IBMC_MCAST_CHAN_READY && c->eng->faults &&
                 ibmc_mcast_faults_late_ack(c->eng->faults))
-                CALL(ops->write_ack(c->eng->io, c, to, ibmc_mcast_board_word(c->epoch - 1, pos),
-                                    &written));
+                CALL(ops->write_board(c->eng->io, c, to, IBMC_MCAST_BOARD_ACKS,
+                                      ibmc_mcast_board_word(c->epoch - 1, pos), &written));
             return 0;
         }
     }
@@ -723,6 +731,10 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
                     return send_ack(c, from, c->rx.next, 1);
                 break;
             }
+        case IBMC_MCAST_RC_ARRIVE:
+            if (c->state == IBMC_MCAST_CHAN_READY)
+                return ibmc_mcast_arrive_rc_in(c, from, h->a);
+            break;
         case IBMC_MCAST_RC_PROBE_ACK:
             if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&
                 !c->probe_acked[from]) {

@@ -75,6 +75,10 @@ typedef struct {
     unsigned long long asks_multicast;  /* ... of them one multicast packet to the whole
                                          * group instead of an RC message to each */
     unsigned long long relays;  /* packets sent over RC to co-roots */
+    unsigned long long arrivals_sent;   /* barrier arrivals reported to a parent
+                                         * (ibmc_mcast_arrive.h), a subtree's each */
+    unsigned long long arrivals_written;        /* ... of them as RDMA writes into a board */
+    unsigned long long arrivals_read;   /* children's arrivals this process found on its board */
     unsigned long long coroot_acks;     /* ACKs sent as a co-root, for a subtree */
     unsigned long long tree_acks;       /* ... of them to a parent co-root, by RC */
     unsigned long long copies;  /* fragment payloads copied: a receiver's into the
@@ -134,11 +138,13 @@ typedef struct {
     int (*send_rc)(void *io, ibmc_mcast_chan_t * c, int to, const ibmc_mcast_rc_t * h,
                    const void *pkt, size_t len, uint16_t pkt_flags);
     /* Write word (ibmc_mcast_board_word) into this member's word of member
-     * `to`'s ACK board, in order after every RC message already sent to
-     * `to`.  *written = 0, with 0 returned, when it cannot go that way now
-     * (no board, not connected, sends queued, no room): the engine sends
-     * the ACK as an RC message instead. */
-    int (*write_ack)(void *io, ibmc_mcast_chan_t * c, int to, uint64_t word, int *written);
+     * `to`'s board `which` (IBMC_MCAST_BOARD_ACKS or _ARRIVALS: the owner's
+     * board holds c->size words of each, in that order), in order after
+     * every RC message already sent to `to`.  *written = 0, with 0
+     * returned, when it cannot go that way now (no board, not connected,
+     * sends queued, no room): the engine sends an RC message instead. */
+    int (*write_board)(void *io, ibmc_mcast_chan_t * c, int to, int which, uint64_t word,
+                       int *written);
     /* Seconds on a monotonic clock. */
     double (*now)(void *io);
     /* One turn of progress while a broadcast waits: packets and RC
@@ -159,7 +165,7 @@ typedef struct {
     int subgroup;               /* members per co-root subgroup; 0: from the model */
     uint32_t nak_timeout_us;    /* the NAK timeout's floor */
     uint32_t nak_max_us;        /* its ceiling, and the laggard probes' longest interval */
-    int rdma_acks;              /* try write_ack before an RC ACK */
+    int rdma_acks;              /* try write_board before an RC message: ACKs, arrivals */
     int relay_on_loss;          /* co-roots get by RC only what multicast lost them:
                                  * they NAK their parent like a leaf its head,
                                  * instead of getting every packet relayed */
@@ -169,6 +175,15 @@ typedef struct {
                                  * turn); a turn that moved reads it always.  Its
                                  * timers act up to this many idle turns late. */
 } ibmc_mcast_params_t;
+
+/* The two halves of a process's board: members' ACKs (ibmc_mcast_board.h),
+ * then children's barrier arrivals (ibmc_mcast_arrive.h). */
+enum {
+    IBMC_MCAST_BOARD_ACKS = 0,
+    IBMC_MCAST_BOARD_ARRIVALS = 1
+};
+
+#define IBMC_MCAST_BOARD_WORDS(size) (2 * (size_t) (size))
 
 /* One process's engine: its world and its settings. */
 typedef struct {
@@ -270,6 +285,16 @@ struct ibmc_mcast_chan {
     ibmc_mcast_board_t board;
     uint64_t *board_seen;
     uint32_t *said;             /* by member: the last ACK this process sent it */
+    /* MPI_Barrier's arrivals (ibmc_mcast_arrive.h) */
+    struct {
+        uint32_t entered;       /* barriers this process has entered on the channel */
+        uint32_t reported;      /* the count last reported to its parent */
+        uint32_t *heard;        /* by member: barriers its subtree reported arrived at */
+        uint64_t *seen;         /* the arrival board's last words taken */
+        int has_board;
+        ibmc_mcast_board_t board;       /* the second half of this process's board */
+        int fanout;
+    } arr;
     /* posted broadcasts (ibmc_mcast_op_post), the first one running */
     ibmc_mcast_op_t *ops_head, *ops_tail;
     int ops_driving;            /* the queue's turn is on the stack: a poll the engine
@@ -360,7 +385,8 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
                          uint32_t context_id, uint32_t payload_max);
 
 /* The members agreed on the epoch: the stream starts.  board_words, this
- * process's ACK board of size words (NULL: none), is cleared to the epoch
+ * process's board of IBMC_MCAST_BOARD_WORDS(size) words (NULL: none): its
+ * ACKs, then its barrier arrivals, is cleared to the epoch
  * before any member can learn where it is.  The state stays NEW: the caller
  * asks for PROBING while the group is probed, READY once every member takes
  * packets, or FAILED. */

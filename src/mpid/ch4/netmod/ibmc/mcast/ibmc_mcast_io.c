@@ -14,7 +14,7 @@
  * The engine's operations (ibmc_mcast_ops_t) on verbs: a multicast packet
  * is a UD send to the channel's group from the root's registered ring, an
  * RC message an IBMC_PKT_MCAST control packet on the member's connection,
- * an ACK an inline RDMA write into the member's ACK board.  io is the
+ * an ACK or a barrier arrival an inline RDMA write into the member's board.  io is the
  * netmod's state (MPIDI_IBMC_state_t).
  *
  * A root's packets are queued by post and sent by flush as one list: one
@@ -142,7 +142,8 @@ static int io_send_rc(void *io, ibmc_mcast_chan_t * ch, int to, const ibmc_mcast
  * connected, nothing queued ahead (so that a queued RC ACK does not arrive
  * after a newer written one; the root would only count it as old) and room
  * in the send queue. */
-static int io_write_ack(void *io, ibmc_mcast_chan_t * ch, int to, uint64_t word, int *written)
+static int io_write_board(void *io, ibmc_mcast_chan_t * ch, int to, int which, uint64_t word,
+                          int *written)
 {
     MPIDI_IBMC_state_t *st = io;
     MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
@@ -161,11 +162,12 @@ static int io_write_ack(void *io, ibmc_mcast_chan_t * ch, int to, uint64_t word,
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-    wr.wr.rdma.remote_addr = c->peer_board[to] + (uint64_t) ch->rank * sizeof(uint64_t);
+    wr.wr.rdma.remote_addr = c->peer_board[to] +
+        ((uint64_t) which * (uint64_t) ch->size + (uint64_t) ch->rank) * sizeof(uint64_t);
     wr.wr.rdma.rkey = c->peer_rkey[to];
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc)
-        return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast ACK write)", rc);
+        return MPIDI_IBMC_VERBS_ERROR("ibv_post_send(multicast board write)", rc);
     conn->sq_inflight++;
     *written = 1;
     return MPI_SUCCESS;
@@ -209,7 +211,7 @@ const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .post_ctl = io_post_ctl,
     .post_room = io_post_room,
     .send_rc = io_send_rc,
-    .write_ack = io_write_ack,
+    .write_board = io_write_board,
     .now = io_now,
     .wait = io_wait,
     .poll = io_poll,

@@ -101,7 +101,10 @@ enum {
     IBMC_MCAST_RC_ACK_REQ = 4,  /* the asker's window or aggregate is stuck on the
                                  * receiver: ACK now (for root's messages, root >= 0) */
     IBMC_MCAST_RC_PROBE_ACK = 5,        /* the routing probe reached this member */
-    IBMC_MCAST_RC_RELAY = 6     /* a packet of root's message follows, for a co-root */
+    IBMC_MCAST_RC_RELAY = 6,    /* a packet of root's message follows, for a co-root */
+    IBMC_MCAST_RC_ARRIVE = 7    /* a = barriers the sender's subtree has arrived at, to
+                                 * its parent (ibmc_mcast_arrive.h), when no board
+                                 * write can go */
 };
 
 enum {
