@@ -12,10 +12,13 @@
  * in the test VM, where the nodes are pretend nodes); the program refuses
  * to run otherwise.  The counters prove the path: each node leader made
  * one multicast broadcast (the release) per barrier, the other ranks
- * none, and nothing fell back.
+ * none, and nothing fell back; each node leader but the first reported
+ * its arrival once per barrier, and some of those reports were RDMA
+ * writes into its parent's board (all of them RC messages with
+ * --expect-rc-arrivals).
  *
  * usage: barrier_mcast [--iters N] [--threads T] [--expect-fallback]
- *                      [--expect-lossless]
+ *                      [--expect-lossless] [--expect-rc-arrivals]
  *   --threads T        under MPI_THREAD_MULTIPLE, T threads, each on a
  *                      duplicate of MPI_COMM_WORLD of its own, run their
  *                      barriers at once (each thread's barriers checked
@@ -23,7 +26,10 @@
  *   --expect-fallback  the channel is off: no multicast, one fallback per
  *                      barrier at each node leader, still a barrier
  *   --expect-lossless  no injected loss: besides, no NAK, retransmission
- *                      or duplicate at any rank during the barriers */
+ *                      or duplicate at any rank during the barriers
+ *   --expect-rc-arrivals  board writes are off
+ *                      (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0): every arrival
+ *                      report is an RC message */
 
 #include <mpi.h>
 #include <pthread.h>
@@ -108,7 +114,7 @@ static int check_times(const stream_t * s, double *margin)
 
 int main(int argc, char **argv)
 {
-    int provided, nthreads = 0, expect_fallback = 0, expect_lossless = 0;
+    int provided, nthreads = 0, expect_fallback = 0, expect_lossless = 0, expect_rc = 0;
     long iters = 200;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc)
@@ -119,9 +125,11 @@ int main(int argc, char **argv)
             expect_fallback = 1;
         else if (!strcmp(argv[i], "--expect-lossless"))
             expect_lossless = 1;
+        else if (!strcmp(argv[i], "--expect-rc-arrivals"))
+            expect_rc = 1;
         else {
             printf("usage: barrier_mcast [--iters N] [--threads T] [--expect-fallback] "
-                   "[--expect-lossless]\n");
+                   "[--expect-lossless] [--expect-rc-arrivals]\n");
             return 2;
         }
     }
@@ -178,6 +186,8 @@ int main(int argc, char **argv)
 
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts");
     unsigned long long fb0 = pvar("ibmc_mcast_fallbacks");
+    unsigned long long arr0 = pvar("ibmc_mcast_arrivals_sent");
+    unsigned long long wr0 = pvar("ibmc_mcast_arrivals_written");
     unsigned long long rep0[MPIT_NREPAIRS];
     mpit_repairs_read("barrier_mcast", rep0, &fails);
     if (nthreads) {
@@ -194,6 +204,8 @@ int main(int argc, char **argv)
     }
     unsigned long long bcasts = pvar("ibmc_mcast_bcasts") - bcasts0;
     unsigned long long fb = pvar("ibmc_mcast_fallbacks") - fb0;
+    unsigned long long arr = pvar("ibmc_mcast_arrivals_sent") - arr0;
+    unsigned long long wr = pvar("ibmc_mcast_arrivals_written") - wr0;
     if (expect_lossless)
         mpit_repairs_check("barrier_mcast", rank, rep0, &fails);
 
@@ -212,13 +224,26 @@ int main(int argc, char **argv)
                leader ? " (a node leader)" : "", bcasts, fb, calls, want, want_fb);
         fails++;
     }
+    /* world rank 0 leads the node of the node leaders' rank 0, which
+     * reports to nobody */
+    unsigned long long want_arr = leader && rank != 0 && !expect_fallback ? calls : 0;
+    if (arr != want_arr || (expect_rc ? wr != 0 : want_arr && wr == 0)) {
+        printf("barrier_mcast: FAIL: rank %d%s: %llu arrivals reported, %llu of them written "
+               "by RDMA, in %llu barriers; not %llu, %s\n", rank,
+               leader ? " (a node leader)" : "", arr, wr, calls, want_arr,
+               expect_rc ? "none written" : "some written");
+        fails++;
+    }
+    unsigned long long sums[2] = { arr, wr }, all_sums[2];
+    MPI_Reduce(sums, all_sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int all_fails;
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (!rank) {
         printf("barrier_mcast: %d ranks, %d stream%s of %ld barriers; no rank left before the "
                "last entered: %s (closest: %.1f us after); rank 0: %llu broadcasts by "
-               "multicast, %llu fallbacks\n", size, nstreams, nstreams > 1 ? "s" : "", iters,
-               early ? "FALSE" : "true", margin * 1e6, bcasts, fb);
+               "multicast, %llu fallbacks; all ranks: %llu arrivals reported, %llu by RDMA "
+               "write\n", size, nstreams, nstreams > 1 ? "s" : "", iters,
+               early ? "FALSE" : "true", margin * 1e6, bcasts, fb, all_sums[0], all_sums[1]);
         if (!all_fails)
             printf("barrier_mcast: all checks passed\n");
     }

@@ -20,6 +20,14 @@
  * every other member.  comm must have one process per node. */
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used);
 
+/* The barrier of MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ibmc_mcast among comm's
+ * members (one per node), over its channel, set up on first use: every
+ * member's arrival written up the tree of `fanout` children a parent
+ * (mcast/ibmc_mcast_arrive.h), then rank 0's one-byte multicast release.
+ * *used = 0, the same at every member, when the channel cannot serve comm
+ * (counted in ibmc_mcast_fallbacks): the caller then runs a stock barrier. */
+int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used);
+
 /* A nonblocking or persistent broadcast's state inside the netmod, in
  * memory the caller's schedule owns. */
 typedef struct {

@@ -22,6 +22,7 @@
 #include "../ibmc_types.h"
 #include "../ibmc_coll.h"
 #include "ibmc_mcast_impl.h"
+#include "ibmc_mcast_arrive.h"
 
 
 /*
@@ -313,10 +314,10 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL < 2)
         return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL",
                           MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL, "it must be at least 2");
-    /* defined with the barrier algorithm, whose release rides on it */
-    if (MPIR_CVAR_IBMC_BARRIER_TREE_KVAL < 2)
-        return cvar_error("MPIR_CVAR_IBMC_BARRIER_TREE_KVAL",
-                          MPIR_CVAR_IBMC_BARRIER_TREE_KVAL, "it must be at least 2");
+    /* defined with the barrier algorithm, which runs on this channel */
+    if (MPIR_CVAR_IBMC_BARRIER_FANOUT < 2)
+        return cvar_error("MPIR_CVAR_IBMC_BARRIER_FANOUT", MPIR_CVAR_IBMC_BARRIER_FANOUT,
+                          "it must be at least 2");
     ibmc_mcast_faults_spec_t spec;
     char why[160];
     if (ibmc_mcast_faults_parse(MPIR_CVAR_IBMC_MCAST_FAULTS, &spec, why, sizeof(why))) {
@@ -405,6 +406,36 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     if (c->ch.mismatch) {
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
                              "**ibmc_mcast_len %d %d", root, (int) len);
+    }
+    *used = 1;
+
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used)
+{
+    int mpi_errno = MPI_SUCCESS, trivial;
+    MPIDI_IBMC_mcast_chan_t *c;
+    unsigned char release = 0;
+    *used = 0;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = chan_for(comm, 1, &c, &trivial);
+    MPIR_ERR_CHECK(mpi_errno);
+    *used = trivial;
+    if (!c)
+        goto fn_exit;
+    mpi_errno = ibmc_mcast_arrive(&c->ch, fanout);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* behind any posted broadcast of comm's, as MPI orders collectives */
+    mpi_errno = ibmc_mcast_bcast(&c->ch, &release, 1, 0);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (c->ch.mismatch) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
+                             "**ibmc_mcast_len %d %d", 0, 1);
     }
     *used = 1;
 
