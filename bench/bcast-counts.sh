@@ -109,10 +109,11 @@ cols=(ibmc_mcast_pkts_sent ibmc_mcast_post_calls ibmc_mcast_send_cqes ibmc_mcast
       ibmc_mcast_naks_asked ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_naks_deferred
       ibmc_mcast_retransmits ibmc_mcast_ack_probes ibmc_mcast_asks_multicast
       ibmc_mcast_duplicates ibmc_mcast_foreign ibmc_mcast_bcasts_posted ibmc_mcast_copies
+      ibmc_mcast_arrivals_sent ibmc_mcast_arrivals_written ibmc_mcast_arrivals_read
       ibmc_eager_pkts_sent ibmc_eager_pkts_recvd ibmc_rdma_reads)
 heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_asked naks_spared
        naks_premature naks_deferred retransmits ack_probes asks_multicast duplicates foreign posted
-       copies pt2pt_sent pt2pt_recvd rdma_reads)
+       copies arrivals arrivals_written arrivals_read pt2pt_sent pt2pt_recvd rdma_reads)
 run() { # out iters np nodes alg[:mode] size [wrapper...]
     local out=$1 iters=$2 np=$3 nodes=$4 name=$5 alg=${5%%:*} mode=blocking size=$6 ialg cv; shift 6
     [[ $name == *:* ]] && mode=${name#*:}

@@ -58,6 +58,7 @@ static const char *counters[] = {
     "ibmc_mcast_asks_multicast",
     "ibmc_mcast_duplicates", "ibmc_mcast_foreign", "ibmc_mcast_bcasts_posted",
     "ibmc_mcast_copies", "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
+    "ibmc_mcast_arrivals_sent", "ibmc_mcast_arrivals_written", "ibmc_mcast_arrivals_read",
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_ctrl_pkts_sent", "ibmc_rdma_reads"
 };
 

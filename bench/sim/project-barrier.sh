@@ -1,21 +1,24 @@
 #!/bin/bash
-# Projection of MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ibmc_mcast (arrivals up a
-# k-nomial tree to rank 0, then a one-byte release by multicast) to
-# 8..8192 nodes on the platform of project.sh, against SMPI's ports of
-# MPICH's and Open MPI's MPI_Barrier algorithms.  One process per node.
-# Every figure this prints is SIMULATED.
+# Projection of MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ibmc_mcast (arrivals up an
+# F-ary tree to rank 0, then a one-byte release by multicast) to 8..8192
+# nodes on the platform of project.sh, against SMPI's ports of MPICH's and
+# Open MPI's MPI_Barrier algorithms.  One process per node.  Every figure
+# this prints is SIMULATED.
 #
-# ibmc_mcast's time is the sum of its two steps, each simulated on the same
-# platform file: the arrival up the tree of radix KVAL (smpi_allreduce
-# arrive:KVAL, the algorithm's own plan on SMPI's point-to-point), from a
-# common start to rank 0 holding every arrival, and ibmc_sim's broadcast of
-# one byte (the real engine; project.sh's validated small-message case),
-# from the root's start to the last member done.  Baselines: SMPI's
-# ompi_bruck (the dissemination barrier, MPICH's algorithm) and its mpich
-# selector.  What was validated against published results is the broadcast
-# (validate.sh); the arrival step and the baselines run on the
-# point-to-point costs validate.sh fitted, and no published barrier figure
-# was reproduced.
+# ibmc_mcast is ibmc_sim --coll barrier --boards --fanout FANOUT: the
+# channel's real engine for both steps, ibmc_mcast_arrive (each member's
+# count written by RDMA into its parent's arrival board) then rank 0's
+# ibmc_mcast_bcast of one byte; the members' ACKs of the release are board
+# writes too.  A board write costs its writer one message's CPU and its
+# owner none (the owner only polls the word, which the engine does anyway).
+# Its time runs from the common start to the last process out; the
+# arrival step alone (to rank 0 holding every arrival) and the release
+# (the rest) are shown beside it.  Baselines: SMPI's ompi_bruck (the
+# dissemination barrier, MPICH's algorithm) and its mpich selector, on the
+# same platform file.  What was validated against published results is
+# the broadcast (validate.sh); the arrivals' board writes (8-byte
+# transfers) and the baselines run on the point-to-point costs validate.sh
+# fitted, and no published barrier figure was reproduced.
 #
 #   ./project-barrier.sh [OUTDIR]          writes OUTDIR/barrier.md and .tsv
 #   REPORT_ONLY=1 ./project-barrier.sh     the same from OUTDIR's finished run
@@ -25,13 +28,16 @@
 #
 # Under loss, only the release changes (the arrivals and the baselines go
 # over reliable point-to-point): LOSSES gives the multicast loss rates at
-# which ibmc_sim runs the release again (its NAK recovery, real engine), with
-# the same arrival time added.
+# which ibmc_sim runs the whole barrier again (--loss, the engine's NAK
+# recovery of the release).
 #
-# Environment (defaults): NODES="8 64 256 1024 4096 8192", ITERS=10, KVAL=4
-# (MPIR_CVAR_IBMC_BARRIER_TREE_KVAL's default), RADICES="2 4 8 16" (the
-# arrival step alone at each radix, up to RADIX_NODES=1024 nodes: SMPI
-# takes minutes a run beyond), LOSSES="0.0001 0.01" (0.01 % and 1 %),
+# Environment (defaults): NODES="8 64 256 1024 4096 8192", ITERS=10,
+# FANOUT=32 (children per parent in the arrival tree,
+# MPIR_CVAR_IBMC_BARRIER_FANOUT's default), FANOUTS="4 8 16 32 64" (the
+# whole barrier at each fanout, up to RADIX_NODES=1024 nodes),
+# LOSSES="0.0001 0.01" (0.01 % and 1 %), SELECTOR_NODES=4096 (SMPI's mpich
+# selector only up to there: it chose ompi_bruck's figures at every size
+# it finished, and at 8,192 it had not finished one barrier in 3 minutes),
 # CPU_US=0.2, ONEWAY_US=1.0, BW=25e9.
 set -u
 # shellcheck source=sim-lib.sh
@@ -40,8 +46,9 @@ projection_dirs "$@" || exit 1
 NODES=${NODES:-"8 64 256 1024 4096 8192"}
 RADIX_NODES=${RADIX_NODES:-1024}
 ITERS=${ITERS:-10}
-KVAL=${KVAL:-4}
-RADICES=${RADICES:-"2 4 8 16"}
+FANOUT=${FANOUT:-32}
+FANOUTS=${FANOUTS:-"4 8 16 32 64"}
+SELECTOR_NODES=${SELECTOR_NODES:-4096}
 LOSSES=${LOSSES:-"0.0001 0.01"}
 hdr_fabric
 MTU=4096
@@ -57,6 +64,12 @@ smpi() { # N MODE [CFG]: one line of smpi_allreduce MODE
         "$ITERS" $SMPI_CFG ${3:-} 2>&1 | grep '^SIMULATED smpi_allreduce'
 }
 add() { printf '%s\t%s\t0\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$tsv"; } # WHAT N VARIANT US
+ibmc_bar() { # N FANOUT [ARGS]: one line of ibmc_sim's barrier mode with boards
+    local n=$1 f=$2
+    shift 2
+    ./ibmc_sim --coll barrier --boards --fanout "$f" --nodes "$n" --bw "$BW" --lat "$LINK_S" \
+        --cpu-per-pkt "$CPU_US" --mtu $MTU --iters "$ITERS" "$@" 2>&1 | grep '^SIMULATED'
+}
 
 tsv=$OUT/barrier.tsv
 fail=0
@@ -65,33 +78,29 @@ printf 'what\tnodes\tsize\tvariant\tmean_lat_us\n' >"$tsv"
 t0=$(date +%s)
 for n in $NODES; do
     sim_platform "$TMP" "$n" || { echo "FAIL: platform $n" >&2; exit 1; }
-    l=$(./ibmc_sim --nodes "$n" --bw "$BW" --lat "$LINK_S" --cpu-per-pkt "$CPU_US" --mtu $MTU \
-        --size 1 --iters "$ITERS" 2>&1 | grep '^SIMULATED')
-    sim_ok "$l" "ibmc_sim $n 1" || { fail=1; continue; }
+    l=$(ibmc_bar "$n" "$FANOUT")
+    sim_ok "$l" "ibmc_sim barrier $n fanout $FANOUT" || { fail=1; continue; }
     b=$(field "$l" mean_lat_us)
-    l=$(smpi "$n" arrive:"$KVAL")
-    sim_ok "$l" "smpi arrive:$KVAL $n" || { fail=1; continue; }
-    a=$(field "$l" mean_lat_us)
+    a=$(field "$l" arrive_us)
     add bar "$n" step:arrive "$a"
-    add bar "$n" step:mcast "$b"
-    add bar "$n" ibmc_mcast "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a + b }')"
+    add bar "$n" step:mcast "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b - a }')"
+    add bar "$n" ibmc_mcast "$b"
     for p in $LOSSES; do
-        l=$(./ibmc_sim --nodes "$n" --bw "$BW" --lat "$LINK_S" --cpu-per-pkt "$CPU_US" --mtu $MTU \
-            --size 1 --iters "$ITERS" --loss "$p" --seed 7 2>&1 | grep '^SIMULATED')
-        sim_ok "$l" "ibmc_sim $n 1 loss $p" || { fail=1; continue; }
-        add bar "$n" "loss:$p" "$(awk -v a="$a" -v b="$(field "$l" mean_lat_us)" \
-            'BEGIN { printf "%.3f", a + b }')"
+        l=$(ibmc_bar "$n" "$FANOUT" --loss "$p" --seed 7)
+        sim_ok "$l" "ibmc_sim barrier $n loss $p" || { fail=1; continue; }
+        add bar "$n" "loss:$p" "$(field "$l" mean_lat_us)"
     done
     for alg in ompi_bruck mpich; do
+        [ "$alg" = mpich ] && [ "$n" -gt "$SELECTOR_NODES" ] && continue
         l=$(smpi "$n" barrier --cfg=smpi/barrier:$alg)
         sim_ok "$l" "smpi barrier $n $alg" || { fail=1; continue; }
         add bar "$n" "smpi:$alg" "$(field "$l" mean_lat_us)"
     done
-    for k in $RADICES; do
+    for f in $FANOUTS; do
         [ "$n" -le "$RADIX_NODES" ] || break
-        l=$(smpi "$n" arrive:"$k")
-        sim_ok "$l" "smpi arrive:$k $n" || { fail=1; continue; }
-        add radix "$n" "k$k" "$(field "$l" mean_lat_us)"
+        l=$(ibmc_bar "$n" "$f")
+        sim_ok "$l" "ibmc_sim barrier $n fanout $f" || { fail=1; continue; }
+        add fanout "$n" "f$f" "$(field "$l" mean_lat_us)"
     done
     echo "project-barrier: $n nodes done ($(($(date +%s) - t0)) s)" >&2
 done
@@ -104,13 +113,16 @@ md=$OUT/barrier.md
 {
     stamp_line bench/sim/project-barrier.sh "$run_day" "$run_time" "$run_tz" "$run_s" "${run_commit:-}"
     echo "**Every figure is SIMULATED** (SimGrid 3.32; ibmc_sim runs the channel's real engine for"
-    echo "the release, SMPI runs the arrival tree and Open MPI's and MPICH's barrier algorithms on"
-    echo "the same platform file). Parameters: those of the broadcast projection (${BW} B/s per host"
-    echo "link and direction, one-way MPI latency ${ONEWAY_US} us, ${CPU_US} us of CPU per message"
-    echo "sent or handled, a fat tree above 64 nodes), one process per node, $ITERS calls per point,"
-    echo "all processes starting together. ibmc_mcast = its arrivals up a k-nomial tree of radix"
-    echo "$KVAL (the algorithm's plan on SMPI's point-to-point) + ibmc_sim's broadcast of one byte;"
-    echo "only the broadcast step was validated against published results."
+    echo "both steps of ibmc_mcast, SMPI runs Open MPI's and MPICH's barrier algorithms on the same"
+    echo "platform file). Parameters: those of the broadcast projection (${BW} B/s per host link and"
+    echo "direction, one-way MPI latency ${ONEWAY_US} us, ${CPU_US} us of CPU per message sent or"
+    echo "handled, a fat tree above 64 nodes), one process per node, $ITERS calls per point, all"
+    echo "processes starting together. ibmc_mcast = its arrivals up a tree of $FANOUT children a"
+    echo "parent, each member's count an RDMA write into its parent's board (the writer pays one"
+    echo "message's CPU, the board's owner none: it only polls the word), then rank 0's release, a"
+    echo "broadcast of one byte whose ACKs are board writes too; its arrivals = common start to rank 0"
+    echo "holding every arrival, its release = the rest. Only the broadcast was validated against"
+    echo "published results."
     echo
     echo "MPI_Barrier latency, us (common start to the last process out):"
     echo
@@ -125,12 +137,12 @@ md=$OUT/barrier.md
         "ibmc_mcast=lossless$(for p in $LOSSES; do awk -v p="$p" 'BEGIN { printf ",loss:%s=%g %% loss", p, p * 100 }'; done)" \
         "smpi:ompi_bruck/loss:${LOSSES##* }=dissemination / ibmc_mcast at $(awk -v p="${LOSSES##* }" 'BEGIN { printf "%g", p * 100 }') %"
     echo
-    echo "Above 1x ibmc_mcast is faster. Its arrival step alone at each radix of the tree, us"
-    echo "(k=2: a binomial tree):"
+    echo "Above 1x ibmc_mcast is faster. The whole ibmc_mcast barrier at each fanout of the arrival"
+    echo "tree, us (F=$FANOUT is the rows above; above 1x it is faster than F=${FANOUTS%% *}):"
     echo
-    python3 latency_table.py "$tsv" radix 0 \
-        "$(echo $RADICES | awk '{ for (i = 1; i <= NF; i++) printf "%sk%s=k=%s", (i > 1 ? "," : ""), $i, $i }')" \
-        "k2/k$KVAL=k=2 / k=$KVAL"
+    python3 latency_table.py "$tsv" fanout 0 \
+        "$(echo "$FANOUTS" | awk '{ for (i = 1; i <= NF; i++) printf "%sf%s=F=%s", (i > 1 ? "," : ""), $i, $i }')" \
+        "f${FANOUTS%% *}/f$FANOUT=F=${FANOUTS%% *} / F=$FANOUT"
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
