@@ -37,6 +37,12 @@
  *             (boards_needed: ACK targets, arrival parents), so that 8,192
  *             nodes do not hold 1 GiB of boards nothing writes into; a
  *             board on every node gave the same lines at 64 to 1,024 nodes.
+ *   write_data *written = 0 (an allreduce's partial result rides in its RC
+ *             message), unless --boards: then, as write_board, one comm of
+ *             the len bytes to the member's mailbox, behind what was sent
+ *             to it before; at dispatch they are copied into its board at
+ *             the byte offset given.  The writer pays --cpu-per-pkt, the
+ *             owner nothing.
  *   now       simgrid_get_clock().
  *   flush     nothing: each post's comm has started already.
  *   wait      hand every message that has arrived to the engine; with
@@ -73,7 +79,23 @@
  * broadcast, the mean over iterations of the first node's entry to the
  * last node out of the release (the root's own return included);
  * arrive_us the same mean from the first entry to rank 0 holding every
- * arrival.  Only the release is multicast, so --loss acts on it alone. */
+ * arrival.  Only the release is multicast, so --loss acts on it alone.
+ *
+ * --coll allreduce --size S --fanout F (latency mode; S a multiple of 8,
+ * 8 [the default then] to IBMC_MCAST_PARTIAL_BYTES = 128; F at most
+ * IBMC_MCAST_PARTIAL_SLOTS = 64): each iteration is a small
+ * MPI_Allreduce of S / 8 doubles summed, every node entering it
+ * together: each node fills its S bytes (element j of rank r in
+ * iteration k is r + k + 0.1 j), ibmc_mcast_reduce up the F-ary tree
+ * (each member's partial result written into its parent's slot, then its
+ * count; with no boards in its RC message), then rank 0's
+ * ibmc_mcast_bcast of the S-byte total.  Each iteration checks that
+ * every node holds rank 0's bytes and that each element is within 1e-9
+ * relative of the arithmetic sum.  mean_lat_us and arrive_us are timed as
+ * for the barrier, arrive_us ending when rank 0 holds the total.  The
+ * combine (S / 8 additions, tens of ns) costs no simulated CPU: only the
+ * messages handled and sent, and writes made, do.  Only the result is
+ * multicast, so --loss acts on it alone. */
 
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -94,6 +116,7 @@
 
 #define SIM_ERR_TIMEOUT 1001    /* wait's error: the simulated-time bound passed */
 #define SIM_ERR_ABORT   1002    /* wait's error: another node failed */
+#define SIM_ERR_BOARD   1003    /* write_data: outside the board, or too long */
 
 /* ---- options ---- */
 
@@ -131,8 +154,9 @@ static struct {
     int inflight;               /* --inflight K: broadcasts each node keeps posted
                                  * (ibmc_mcast_op_post); 0: ibmc_mcast_bcast, blocking */
     int boards;                 /* --boards: ACKs and arrivals as writes into boards */
-    int coll;                   /* COLL_BCAST, COLL_BARRIER */
-    int fanout;                 /* --fanout F: the barrier's arrival tree */
+    int coll;                   /* COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE */
+    int fanout;                 /* --fanout F: the barrier's or allreduce's tree */
+    int size_set;               /* --size given (--coll allreduce: 8 otherwise) */
 } opt = {
     .nodes = 8,.size = 1,.iters = 10,.loss = 0,.seed = 1,.window = 64,.ack_every = 16,
     .subgroup = 0,.relay_on_loss = 1,.mtu = 4096,.rotate = 0,.barrier = 1,.bw = 12.5e9,.lat = 0.6e-6,
@@ -152,8 +176,8 @@ static const char *const topo_name[] = { "auto", "star", "fattree" };
 enum { MODE_LATENCY = 0, MODE_RATE = 1, MODE_SKEW = 2 };
 static const char *const mode_name[] = { "latency", "rate", "skew" };
 
-enum { COLL_BCAST = 0, COLL_BARRIER = 1 };
-static const char *const coll_name[] = { "bcast", "barrier" };
+enum { COLL_BCAST = 0, COLL_BARRIER = 1, COLL_ALLREDUCE = 2 };
+static const char *const coll_name[] = { "bcast", "barrier", "allreduce" };
 
 /* --groups: index 1 is shared, opt.groups_shared */
 static const char *const groups_name[] = { "separate", "shared" };
@@ -190,7 +214,7 @@ static double skew_unit(void)
 
 /* ---- messages on the simulated wire ---- */
 
-enum { MSG_MCAST = 1, MSG_RC = 2, MSG_BOARD = 3 };
+enum { MSG_MCAST = 1, MSG_RC = 2, MSG_BOARD = 3, MSG_DATA = 4 };
 
 typedef struct {
     int kind;
@@ -199,6 +223,7 @@ typedef struct {
     ibmc_mcast_rc_t h;          /* MSG_RC */
     int which;                  /* MSG_BOARD: IBMC_MCAST_BOARD_ACKS or _ARRIVALS */
     uint64_t word;              /* MSG_BOARD */
+    size_t off;                 /* MSG_DATA: byte offset in the board */
     size_t len;
     unsigned char data[];
 } msg_t;
@@ -256,6 +281,7 @@ typedef struct {
     uint64_t foreign;           /* packets its channel refused as another's (RX_FOREIGN) */
     uint64_t rc_in, rc_out, posts;      /* RC messages taken in and sent; multicast posts */
     uint64_t writes, words_in;  /* --boards: words it wrote; words written into its board */
+    uint64_t data_writes, data_in;      /* --boards: write_data it made; into its board */
     uint64_t *board;            /* --boards: IBMC_MCAST_BOARD_WORDS(row), or NULL: none */
     int err;
 } node_t;
@@ -271,7 +297,9 @@ static struct {
     int *starts;                /* by iteration: roots started */
     double *row_start, *row_end;        /* by row and iteration: as t_start and t_end */
     double *t_root;             /* by iteration: the root's own completion */
-    double *t_arrive;           /* --coll barrier, by iteration: rank 0 has every arrival */
+    double *t_arrive;           /* --coll barrier, by iteration: rank 0 has every arrival;
+                                 * allreduce: rank 0 holds the total */
+    unsigned char *ar_total;    /* --coll allreduce, by iteration: rank 0's total, S bytes */
     int *iter_done;             /* by iteration: members done */
     int finished;               /* members done with every iteration */
     int abort;
@@ -394,6 +422,35 @@ static int op_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, ui
     return 0;
 }
 
+/* --boards: an RDMA write of len bytes into member to's board at byte
+ * offset `offset` (an allreduce's partial result), on the same mailbox as
+ * write_board's words, so in order with them and the RC messages. */
+static int op_write_data(void *io, ibmc_mcast_chan_t * c, int to, size_t offset, const void *data,
+                         size_t len, int *written)
+{
+    node_t *me = io;
+    (void) c;
+    *written = 0;
+    if (!opt.boards || !g.node[me->base + to].board)
+        return 0;
+    if (len > IBMC_MCAST_PARTIAL_BYTES ||
+        offset + len > IBMC_MCAST_BOARD_WORDS(g.row) * sizeof(uint64_t)) {
+        fprintf(stderr, "node %d: write_data of %zu bytes at offset %zu of a board of %zu\n",
+                me->id, len, offset, IBMC_MCAST_BOARD_WORDS(g.row) * sizeof(uint64_t));
+        return SIM_ERR_BOARD;
+    }
+    me->debt += opt.cpu;
+    me->data_writes++;
+    pay(me);
+    msg_t *m = msg_new(MSG_DATA, me->id, len);
+    m->off = offset;
+    memcpy(m->data, data, len);
+    sg_comm_t comm = sg_mailbox_put_init(g.mb[me->base + to], m, (long) len);
+    sg_comm_detach(comm, msg_free);
+    *written = 1;
+    return 0;
+}
+
 static double op_now(void *io)
 {
     (void) io;
@@ -409,6 +466,13 @@ static int dispatch(node_t * me, msg_t * m)
          * it when it polls the board */
         me->board[(size_t) m->which * (size_t) g.row + (size_t) (m->src - me->base)] = m->word;
         me->words_in++;
+        free(m);
+        return 0;
+    }
+    if (m->kind == MSG_DATA) {
+        /* the same: its bytes land in the board, the owner does nothing */
+        memcpy((unsigned char *) me->board + m->off, m->data, m->len);
+        me->data_in++;
         free(m);
         return 0;
     }
@@ -585,7 +649,7 @@ static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t 
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
     .send_rc = op_send_rc,
-    .write_board = op_write_board,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
+    .write_board = op_write_board,.write_data = op_write_data,.now = op_now,.wait = op_wait,.poll = op_poll,.zalloc = op_zalloc,
     .free = op_free
 };
 
@@ -820,6 +884,54 @@ static void bcast_begin(node_t * me, int k, int root, unsigned char *buf)
     }
 }
 
+/* --coll allreduce: element j of rank r's contribution to iteration k,
+ * and the arithmetic sum of them over n ranks */
+static double ar_value(int r, int k, int j)
+{
+    return (double) r + (double) k + 0.1 * j;
+}
+
+static double ar_sum(int n, int k, int j)
+{
+    return (double) n * (n - 1) / 2 + (double) n * k + (double) n * (0.1 * j);
+}
+
+/* inout += in, element by element, over len / 8 doubles (the engine's
+ * combine; its simulated CPU cost is none, see the header) */
+static void ar_combine(void *ctx, const void *in, void *inout, size_t len)
+{
+    (void) ctx;
+    for (size_t i = 0; i + sizeof(double) <= len; i += sizeof(double)) {
+        double a, b;
+        memcpy(&a, (const unsigned char *) in + i, sizeof(a));
+        memcpy(&b, (unsigned char *) inout + i, sizeof(b));
+        b += a;
+        memcpy((unsigned char *) inout + i, &b, sizeof(b));
+    }
+}
+
+/* Allreduce k's result at this member: rank 0's bytes (g.ar_total), each
+ * element within 1e-9 relative of the arithmetic sum.  A wrong element
+ * counts its bytes as bad. */
+static void allreduce_check(node_t * me, int k, const unsigned char *buf)
+{
+    const unsigned char *total = g.ar_total + (size_t) k * opt.size;
+    for (int j = 0; j < (int) (opt.size / sizeof(double)); j++) {
+        double got, want = ar_sum(g.row, k, j);
+        size_t at = (size_t) j * sizeof(double);
+        memcpy(&got, buf + at, sizeof(got));
+        if (!memcmp(buf + at, total + at, sizeof(double)) && fabs(got - want) <= 1e-9 * fabs(want))
+            continue;
+        if (!me->bad_bytes) {
+            double r0;
+            memcpy(&r0, total + at, sizeof(r0));
+            fprintf(stderr, "node %d, iteration %d: element %d is %.17g, rank 0's %.17g, "
+                    "the sum %.17g\n", me->id, k, j, got, r0, want);
+        }
+        me->bad_bytes += sizeof(double);
+    }
+}
+
 /* Broadcast k, entered at t_in, is complete at this member: its time, and
  * every byte a receiver got.  Returns -2 if the root's message had another
  * length. */
@@ -837,7 +949,9 @@ static int bcast_end(node_t * me, int k, int root, const unsigned char *buf, dou
         return -2;
     if (me->rank != root)
         me->frags_expected += ibmc_mcast_nfrags(opt.size, me->ch.payload_max);
-    if (me->rank != root)
+    if (opt.coll == COLL_ALLREDUCE)
+        allreduce_check(me, k, buf);
+    else if (me->rank != root)
         for (uint64_t i = 0; i < opt.size; i++)
             if (buf[i] != byte_of(msg, i)) {
                 if (!me->bad_bytes)
@@ -917,6 +1031,36 @@ static int run_posted(node_t * me)
     return err;
 }
 
+/* --coll allreduce, iteration k at this member: its contribution, the
+ * reduce up the tree to rank 0, then rank 0's broadcast of the total into
+ * the same buffer (a receiver's poisoned first), checked by bcast_end. */
+static int allreduce_once(node_t * me, int k)
+{
+    int err;
+    double t = simgrid_get_clock();
+    if (g.starts[k]++ == 0 || t < g.t_start[k])
+        g.t_start[k] = t;
+    for (int j = 0; j < (int) (opt.size / sizeof(double)); j++) {
+        double v = ar_value(me->rank, k, j);
+        memcpy(me->buf + (size_t) j * sizeof(v), &v, sizeof(v));
+    }
+    if ((err = ibmc_mcast_reduce(&me->ch, opt.fanout, me->buf, opt.size, ar_combine, NULL)))
+        return err;
+    if (me->rank == 0) {
+        g.t_arrive[k] = simgrid_get_clock();
+        memcpy(g.ar_total + (size_t) k * opt.size, me->buf, opt.size);
+    } else {
+        memset(me->buf, 0xee, opt.size);
+    }
+    double t_in = simgrid_get_clock();
+    me->in_bcast = 1;
+    err = ibmc_mcast_bcast(&me->ch, me->buf, opt.size, 0);
+    me->in_bcast = 0;
+    if (err)
+        return err;
+    return bcast_end(me, k, 0, me->buf, t_in, me->ch.mismatch);
+}
+
 static void node_main(int argc, char *argv[])
 {
     (void) argc;
@@ -950,6 +1094,10 @@ static void node_main(int argc, char *argv[])
                 while (g.iter_done[k - 1] < opt.nodes && !(err = op_wait(me)));
             if (err)
                 break;
+            if (opt.coll == COLL_ALLREDUCE) {
+                err = allreduce_once(me, k);
+                continue;
+            }
             if (opt.coll == COLL_BARRIER) {
                 /* MPI_Barrier: the arrivals, then root 0's release below */
                 double t = simgrid_get_clock();
@@ -1007,8 +1155,8 @@ static void node_main(int argc, char *argv[])
 /* --boards: which ranks of a channel some member can write to, into
  * need[0..row-1]: where members send their ACKs (ibmc_mcast_plan_ack_to:
  * the root, or a co-root for its subgroup's leaves) for root 0 or, with
- * --rotate, for every root; and with --coll barrier every rank with
- * children in the arrival tree.  The others get no board: nothing would
+ * --rotate, for every root; and with --coll barrier or allreduce every
+ * rank with children in the tree.  The others get no board: nothing would
  * be written into it, and 8,192 nodes' boards are 1 GiB. */
 static void boards_needed(unsigned char *need)
 {
@@ -1024,7 +1172,7 @@ static void boards_needed(unsigned char *need)
                 need[to] = 1;
         }
     }
-    if (opt.coll == COLL_BARRIER)
+    if (opt.coll == COLL_BARRIER || opt.coll == COLL_ALLREDUCE)
         for (int m = 0; m < g.row; m++) {
             int first;
             need[m] |= ibmc_mcast_arrive_children(m, g.row, opt.fanout, &first) > 0;
@@ -1131,7 +1279,7 @@ static void usage(void)
             "       [--sq D] [--max-time s] [--nak-timeout-us T] [--nak-max-us T] [--verbose]\n"
             "       [--mode latency|rate|skew] [--skew-us S] [--platform-out FILE [--platform-only]]\n"
             "       [--topology auto|star|fattree] [--leaf K] [--grid R [--groups shared|separate]]\n"
-            "       [--inflight K (with --mode rate)] [--boards] [--coll bcast|barrier [--fanout F]]\n");
+            "       [--inflight K (with --mode rate)] [--boards] [--coll bcast|barrier|allreduce [--fanout F]]\n");
     exit(2);
 }
 
@@ -1173,8 +1321,10 @@ int main(int argc, char *argv[])
 #define ARG(name) (!strcmp(a, name) && v && ++i)
         if (ARG("--nodes"))
             opt.nodes = atoi(v);
-        else if (ARG("--size"))
+        else if (ARG("--size")) {
             opt.size = strtoull(v, NULL, 0);
+            opt.size_set = 1;
+        }
         else if (ARG("--iters"))
             opt.iters = atoi(v);
         else if (ARG("--loss"))
@@ -1243,7 +1393,7 @@ int main(int argc, char *argv[])
         else if (!strcmp(a, "--boards"))
             opt.boards = 1;
         else if (ARG("--coll"))
-            opt.coll = choose(v, coll_name, 2);
+            opt.coll = choose(v, coll_name, 3);
         else if (ARG("--fanout"))
             opt.fanout = atoi(v);
         else
@@ -1286,6 +1436,22 @@ int main(int argc, char *argv[])
     if (opt.coll == COLL_BARRIER && (opt.mode != MODE_LATENCY || opt.grid || opt.rotate ||
                                      opt.size != 1 || opt.fanout < 2))
         usage();
+    /* a small allreduce: the same, its result S bytes from rank 0; above
+     * IBMC_MCAST_PARTIAL_BYTES MPIR runs its k-nomial reduce instead, which
+     * this does not simulate */
+    if (opt.coll == COLL_ALLREDUCE) {
+        if (!opt.size_set)
+            opt.size = 8;
+        if (opt.size % 8 || opt.size > IBMC_MCAST_PARTIAL_BYTES) {
+            fprintf(stderr, "ibmc_sim: --coll allreduce takes --size 8 to %d, a multiple of 8 "
+                    "(doubles; larger results go the k-nomial way, not simulated here)\n",
+                    IBMC_MCAST_PARTIAL_BYTES);
+            return 2;
+        }
+        if (opt.mode != MODE_LATENCY || opt.grid || opt.rotate || opt.fanout < 2 ||
+            opt.fanout > IBMC_MCAST_PARTIAL_SLOTS)
+            usage();
+    }
 
     /* SimGrid: plain max-min sharing with the links' own figures (CM02, no
      * latency or bandwidth correction factors, no reverse ACK traffic). */
@@ -1316,6 +1482,8 @@ int main(int argc, char *argv[])
     g.t_end = calloc((size_t) opt.iters, sizeof(double));
     g.t_root = calloc((size_t) opt.iters, sizeof(double));
     g.t_arrive = calloc((size_t) opt.iters, sizeof(double));
+    if (opt.coll == COLL_ALLREDUCE)
+        g.ar_total = calloc((size_t) opt.iters, opt.size);
     g.iter_done = calloc((size_t) opt.iters, sizeof(int));
     g.starts = calloc((size_t) opt.iters, sizeof(int));
     g.row_start = calloc((size_t) (opt.nodes / g.row) * (size_t) opt.iters, sizeof(double));
@@ -1359,8 +1527,9 @@ int main(int argc, char *argv[])
         for (int i = 0; i < opt.nodes; i++) {
             if (!need[g.node[i].rank])
                 continue;
-            /* the engine clears it (ibmc_mcast_chan_open) */
-            g.node[i].board = malloc(IBMC_MCAST_BOARD_WORDS(g.row) * sizeof(uint64_t));
+            /* the engine clears its words (ibmc_mcast_chan_open); zeroed
+             * here for the partial results' slots, which it does not */
+            g.node[i].board = calloc(IBMC_MCAST_BOARD_WORDS(g.row), sizeof(uint64_t));
             if (!g.node[i].board) {
                 fprintf(stderr, "ibmc_sim: out of memory\n");
                 return 2;
@@ -1480,18 +1649,23 @@ int main(int argc, char *argv[])
     char posted[64] = "";
     if (opt.inflight)
         snprintf(posted, sizeof(posted), " inflight=%d posted_max=%d", opt.inflight, g.posted_max);
-    /* --boards, --coll barrier: per barrier, what rank 0 and the average
-     * other member did; a word read is one the engine found changed */
-    char bar[512] = "";
-    if (opt.boards || opt.coll == COLL_BARRIER) {
-        unsigned long long aw = 0, as = 0, acw = 0, words = 0, wr = 0, rin = 0, rout = 0;
+    /* --boards, --coll barrier or allreduce: per call, what rank 0 and the
+     * average other member did; a word read is one the engine found
+     * changed.  The barrier's fields end _per_bar, the allreduce's
+     * _per_call. */
+    char bar[640] = "";
+    if (opt.boards || opt.coll != COLL_BCAST) {
+        unsigned long long aw = 0, as = 0, acw = 0, words = 0, wr = 0, rin = 0, rout = 0,
+            dw = 0, din = 0;
         for (int i = 0; i < opt.nodes; i++) {
             aw += g.node[i].st.arrivals_written;
             as += g.node[i].st.arrivals_sent;
             acw += g.node[i].st.acks_written;
             words += g.node[i].words_in;
+            din += g.node[i].data_in;
             if (i > 0) {
                 wr += g.node[i].writes;
+                dw += g.node[i].data_writes;
                 rin += g.node[i].rc_in;
                 rout += g.node[i].rc_out;
             }
@@ -1502,15 +1676,23 @@ int main(int argc, char *argv[])
             arr += g.t_arrive[k] - g.t_start[k];
         int o = snprintf(bar, sizeof(bar), " boards=%zu acks_written=%llu words_written=%llu",
                          boards, acw, words);
-        if (opt.coll == COLL_BARRIER)
-            snprintf(bar + o, sizeof(bar) - (size_t) o, " coll=barrier fanout=%d arrive_us=%.3f "
-                     "arrivals_sent=%llu arrivals_written=%llu root_words_read_per_bar=%.2f "
-                     "root_rc_in_per_bar=%.2f root_rc_out_per_bar=%.2f root_posts_per_bar=%.2f "
-                     "member_writes_per_bar=%.3f member_rc_out_per_bar=%.3f "
-                     "member_rc_in_per_bar=%.3f", opt.fanout, arr / per * 1e6, as, aw,
-                     (double) (r->st.arrivals_read + r->st.acks_read) / per,
-                     (double) r->rc_in / per, (double) r->rc_out / per, (double) r->posts / per,
-                     (double) wr / mper, (double) rout / mper, (double) rin / mper);
+        if (opt.coll == COLL_ALLREDUCE)
+            o += snprintf(bar + o, sizeof(bar) - (size_t) o, " data_written=%llu", din);
+        if (opt.coll != COLL_BCAST) {
+            const char *pc = opt.coll == COLL_BARRIER ? "bar" : "call";
+            o += snprintf(bar + o, sizeof(bar) - (size_t) o, " coll=%s fanout=%d arrive_us=%.3f "
+                          "arrivals_sent=%llu arrivals_written=%llu root_words_read_per_%s=%.2f "
+                          "root_rc_in_per_%s=%.2f root_rc_out_per_%s=%.2f root_posts_per_%s=%.2f "
+                          "member_writes_per_%s=%.3f member_rc_out_per_%s=%.3f "
+                          "member_rc_in_per_%s=%.3f", coll_name[opt.coll], opt.fanout,
+                          arr / per * 1e6, as, aw,
+                          pc, (double) (r->st.arrivals_read + r->st.acks_read) / per,
+                          pc, (double) r->rc_in / per, pc, (double) r->rc_out / per,
+                          pc, (double) r->posts / per, pc, (double) wr / mper,
+                          pc, (double) rout / mper, pc, (double) rin / mper);
+        }
+        if (opt.coll == COLL_ALLREDUCE)
+            snprintf(bar + o, sizeof(bar) - (size_t) o, " member_data_writes_per_call=%.3f", dw / mper);
     }
     printf("SIMULATED nodes=%d size=%llu iters=%d loss=%g seed=%llu window=%u ack_every=%u "
            "subgroup=%d relay=%s topology=%s mode=%s skew_us=%g%s%s%s mean_lat_us=%.3f span_us=%.3f bcasts_per_s=%.1f "
@@ -1557,6 +1739,7 @@ int main(int argc, char *argv[])
     free(g.t_end);
     free(g.t_root);
     free(g.t_arrive);
+    free(g.ar_total);
     free(g.iter_done);
     free(g.starts);
     free(g.row_start);

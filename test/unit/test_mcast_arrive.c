@@ -140,6 +140,15 @@ static void land(member_t * m, int child, uint32_t ep, uint32_t count)
     m->board[m->ch.size + child] = ibmc_mcast_board_word(ep, count);
 }
 
+/* An RC report from member `from` under fanout f. */
+static void rc_report(member_t * m, int from, uint32_t count, int f)
+{
+    ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_ARRIVE,.context_id = 9,.epoch = epoch,.a = count,
+        .b = (uint32_t) f,.root = -1
+    };
+    ibmc_mcast_rc_in(&m->ch, from, &h, NULL, 0);
+}
+
 int main(void)
 {
     TAP_TEST("the tree: every member but rank 0 has one parent, which lists it as a child, "
@@ -189,7 +198,7 @@ int main(void)
         ibmc_mcast_arrive_test(&m->ch, &done);
         CHECK(!done && m->w.writes == 0, "reported with child 4 missing");
         /* a report of the next barrier counts for this one too */
-        ibmc_mcast_arrive_rc_in(&m->ch, 4, 2);
+        rc_report(m, 4, 2, 2);
         ibmc_mcast_arrive_test(&m->ch, &done);
         CHECK(done && m->w.writes == 1 && m->w.to == 0 &&
                   m->w.which == IBMC_MCAST_BOARD_ARRIVALS &&
@@ -209,7 +218,7 @@ int main(void)
         m->w.can_write = 0;
         ibmc_mcast_arrive_test(&m->ch, &done);
         CHECK(done && m->w.rcs == 1 && m->w.to == 0 && m->w.h.kind == IBMC_MCAST_RC_ARRIVE &&
-                  m->w.h.a == 2 && m->w.h.epoch == epoch,
+                  m->w.h.a == 2 && m->w.h.b == 2 && m->w.h.epoch == epoch,
                   "with no write possible: %d RC messages, kind %d, count %u", m->w.rcs,
                   m->w.h.kind, m->w.h.a);
         ibmc_mcast_chan_free(&m->ch);
@@ -239,14 +248,15 @@ int main(void)
         int done;
         member_init(m, 7, 1, 1);
         ibmc_mcast_arrive_start(&m->ch, 2);
-        ibmc_mcast_arrive_rc_in(&m->ch, 5, 9);  /* member 5's parent is 2 */
-        ibmc_mcast_arrive_rc_in(&m->ch, 0, 9);  /* its own parent */
-        ibmc_mcast_arrive_rc_in(&m->ch, 7, 9);  /* no member */
+        rc_report(m, 5, 9, 2);  /* member 5's parent is 2 */
+        rc_report(m, 0, 9, 2);  /* its own parent */
+        rc_report(m, 7, 9, 2);  /* no member */
+        rc_report(m, 3, 9, 1);  /* no fanout below 2 */
         land(m, 3, epoch - 1, 1);       /* a late write of an earlier channel */
-        ibmc_mcast_arrive_rc_in(&m->ch, 4, 1);
+        rc_report(m, 4, 1, 2);
         ibmc_mcast_arrive_test(&m->ch, &done);
         CHECK(!done && m->w.writes == 0, "believed a stray report");
-        CHECK(m->stats.dropped == 4 && m->stats.foreign == 1,
+        CHECK(m->stats.dropped == 5 && m->stats.foreign == 1,
                   "%llu dropped, %llu foreign", m->stats.dropped, m->stats.foreign);
         land(m, 3, epoch, 1);
         ibmc_mcast_arrive_test(&m->ch, &done);
@@ -266,9 +276,7 @@ int main(void)
         CHECK(done && m->w.writes == 0 && m->w.rcs == 1 && m->w.to == 0,
                   "%d writes, %d RC messages to %d", m->w.writes, m->w.rcs, m->w.to);
         ibmc_mcast_arrive_start(&p->ch, 2);
-        ibmc_mcast_rc_in(&p->ch, 1, &(ibmc_mcast_rc_t) {
-                         .kind = IBMC_MCAST_RC_ARRIVE,.context_id = 9,.epoch = epoch,.a = 1,
-                         .root = -1}, NULL, 0);
+        rc_report(p, 1, 1, 2);
         ibmc_mcast_arrive_test(&p->ch, &done);
         CHECK(!done, "rank 0 done without member 2");
         ibmc_mcast_rc_in(&p->ch, 2, &m->w.h, NULL, 0);

@@ -69,9 +69,11 @@ typedef struct {
                                  * N: it posts up to N broadcasts ahead
                                  * (ibmc_mcast_op_post, MPI_Ibcast) and the channel's
                                  * progress turn runs them */
-    int barrier_fanout;         /* 0: none; F: every third message is a barrier
-                                 * (ibmc_mcast_arrive, then rank 0's one-byte
-                                 * release) with F children a parent */
+    int barrier_fanout;         /* 0: none; F: of every three messages one is a
+                                 * barrier (ibmc_mcast_arrive, then rank 0's one-byte
+                                 * release) and one a small allreduce
+                                 * (ibmc_mcast_reduce, then rank 0's broadcast of the
+                                 * sum), with F children a parent */
 } config_t;
 
 /* One packet in flight: multicast, an RC message, or an ACK board write. */
@@ -82,7 +84,9 @@ typedef struct {
     int forged;                 /* the adversary's */
     ibmc_mcast_rc_t h;          /* MSG_RC */
     uint64_t word;              /* MSG_WRITE */
-    int which;                  /* MSG_WRITE: IBMC_MCAST_BOARD_* */
+    int which;                  /* MSG_WRITE: IBMC_MCAST_BOARD_*, or -1: len bytes of
+                                 * pkt at byte offset `offset` (write_data) */
+    size_t offset;
     size_t len;
     unsigned char pkt[PKT_MAX];
 } msg_t;
@@ -117,7 +121,7 @@ typedef struct {
     ibmc_mcast_engine_t eng;
     ibmc_mcast_stats_t stats;
     ibmc_mcast_chan_t ch;
-    uint64_t board_words[2 * MAXN];       /* IBMC_MCAST_BOARD_WORDS(MAXN) */
+    uint64_t board_words[IBMC_MCAST_BOARD_WORDS(MAXN)];
     int room;                   /* multicast sends it may post this turn */
     int k;                      /* the broadcast it is in or enters next */
     int in_bcast;
@@ -150,7 +154,9 @@ typedef struct sim {
     int forged_relays;          /* the adversary's RC copies, from such members */
     uint64_t acks_coalesced;    /* board words overwritten before they were read */
     uint64_t late_writes;       /* the adversary's words of an earlier epoch */
-    int *entered;               /* by message: members that entered it (barriers) */
+    int *entered;               /* by message: members that entered it (barriers and
+                                 * allreduces; -1: a broadcast) */
+    int *reduce;                /* by message: an allreduce */
     uint64_t barriers_left;     /* member-barriers completed */
     char why[200];
 } sim_t;
@@ -276,6 +282,21 @@ static int op_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, ui
     return 0;
 }
 
+static int op_write_data(void *io, ibmc_mcast_chan_t * c, int to, size_t offset,
+                         const void *data, size_t len, int *written)
+{
+    member_t *me = io;
+    sim_t *s = me->s;
+    (void) c;
+    msg_t m = {.kind = MSG_WRITE,.src = me->who,.dst = to,.which = -1,.offset = offset,.len = len };
+    *written = len <= sizeof(m.pkt);
+    if (!*written)
+        return 0;
+    memcpy(m.pkt, data, len);
+    push(&s->rc[me->who][to], &m);
+    return 0;
+}
+
 static double op_now(void *io)
 {
     return (double) ((member_t *) io)->s->steps * 1e-6;
@@ -311,7 +332,7 @@ static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t 
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
     .send_rc = op_send_rc,
-    .write_board = op_write_board,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
+    .write_board = op_write_board,.write_data = op_write_data,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
     .free = op_free
 };
 
@@ -355,6 +376,10 @@ static void serve_rc(sim_t * s, const msg_t * q)
         deliver(s, q);
         return;
     }
+    if (q->which < 0) {
+        memcpy((unsigned char *) me->board_words + q->offset, q->pkt, q->len);
+        return;
+    }
     if (q->which == IBMC_MCAST_BOARD_ARRIVALS) {
         me->board_words[s->c->members + q->src] = q->word;
         return;
@@ -389,8 +414,41 @@ static uint64_t prepare(sim_t * s, member_t * me, int k, unsigned char *buf)
     return len;
 }
 
+/* Member who's contribution to allreduce k, word i, and the sum of all. */
+static uint32_t part_of(int k, int who, size_t i)
+{
+    return (uint32_t) k * 1000003u + (uint32_t) who * 7919u + (uint32_t) i * 31u + 1;
+}
+
+static void combine_sum(void *ctx, const void *in, void *inout, size_t len)
+{
+    (void) ctx;
+    for (size_t i = 0; i < len / 4; i++) {
+        uint32_t a, b;
+        memcpy(&a, (const unsigned char *) in + 4 * i, 4);
+        memcpy(&b, (unsigned char *) inout + 4 * i, 4);
+        b += a;
+        memcpy((unsigned char *) inout + 4 * i, &b, 4);
+    }
+}
+
 static void check_bytes(sim_t * s, int who, int k, const unsigned char *buf)
 {
+    if (s->reduce && s->reduce[k]) {
+        /* every member, rank 0 included, holds the sum of everyone's */
+        for (size_t i = 0; i < s->len[k] / 4; i++) {
+            uint32_t want = 0, got;
+            for (int m = 0; m < s->c->members; m++)
+                want += part_of(k, m, i);
+            memcpy(&got, buf + 4 * i, 4);
+            if (got != want) {
+                snprintf(s->why, sizeof(s->why), "member %d, allreduce %d: word %zu is %u, not "
+                         "%u", who, k, i, got, want);
+                return;
+            }
+        }
+        return;
+    }
     if (s->root[k] == who)
         return;
     for (uint64_t i = 0; i < s->len[k]; i++)
@@ -468,7 +526,16 @@ static void member_step(sim_t * s, int who)
             s->entered[k]++;
             me->in_bcast = 1;
             me->arriving = 1;
-            ibmc_mcast_arrive_start(&me->ch, c->barrier_fanout);
+            if (s->reduce[k]) {
+                for (size_t i = 0; i < s->len[k] / 4; i++) {
+                    uint32_t v = part_of(k, who, i);
+                    memcpy(me->buf + 4 * i, &v, 4);
+                }
+                ibmc_mcast_reduce_start(&me->ch, c->barrier_fanout, me->buf, s->len[k],
+                                        combine_sum, NULL);
+            } else {
+                ibmc_mcast_arrive_start(&me->ch, c->barrier_fanout);
+            }
         } else if (len == 0) {
             /* MPI_Bcast of no data touches no stream */
             me->k++;
@@ -546,12 +613,16 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         s.root[k] = (int) rng_below(&s.rng, c->members);
     }
     if (c->barrier_fanout) {
-        /* every third message a barrier: its release is one byte from rank 0 */
+        /* of every three messages one a barrier (its release one byte from
+         * rank 0) and one an allreduce of 4 to 24 bytes (its result's
+         * broadcast from rank 0) */
         s.entered = calloc(c->messages, sizeof(*s.entered));
+        s.reduce = calloc(c->messages, sizeof(*s.reduce));
         for (int k = 0; k < c->messages; k++) {
-            s.entered[k] = k % 3 == 1 ? 0 : -1;
-            if (k % 3 == 1) {
-                s.len[k] = 1;
+            s.entered[k] = k % 3 ? 0 : -1;
+            s.reduce[k] = k % 3 == 2;
+            if (k % 3) {
+                s.len[k] = k % 3 == 1 ? 1 : 4 * (uint64_t) (1 + k % 6);
                 s.root[k] = 0;
             }
         }
@@ -749,6 +820,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     free(s.len);
     free(s.root);
     free(s.entered);
+    free(s.reduce);
     return ok;
 }
 
@@ -808,13 +880,13 @@ int main(void)
          {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16, 0}},
         {"posted broadcasts, 4 in flight, 12 members, co-roots every 2 relaying only losses, 10% loss",
          {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4, 0}},
-        {"barriers, fanout 2 (a tree 3 deep), ACK boards, perfect network: nothing sent again",
+        {"barriers and allreduces, fanout 2 (a tree 3 deep), ACK boards, perfect network: nothing sent again",
          {8, 16, 4, 150, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 2}},
-        {"barriers, fanout 2, 10 members, ACK boards, 30% loss, reordering, late writes",
+        {"barriers and allreduces, fanout 2, 10 members, ACK boards, 30% loss, reordering, late writes",
          {10, 8, 8, 90, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 2}},
-        {"barriers, fanout 3 over RC messages, co-roots every 2, 10% loss",
+        {"barriers and allreduces, fanout 3 over RC messages, co-roots every 2, 10% loss",
          {9, 16, 4, 150, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 3}},
-        {"barriers, fanout 16 (one level), 7 members, ACK boards, 5% loss, no skew",
+        {"barriers and allreduces, fanout 16 (one level), 7 members, ACK boards, 5% loss, no skew",
          {7, 16, 4, 150, 40 * P, 0.05, 0.02, 0.2, 0, 0, 0, 0, 1, 0, 0, 0, 16}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {

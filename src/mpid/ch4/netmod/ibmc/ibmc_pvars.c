@@ -139,15 +139,16 @@ void MPIDI_IBMC_pvars_register(void)
               "co-root relaying to the co-roots below it (MPIR_CVAR_IBMC_MCAST_SUBGROUP); "
               "0 unless MPIR_CVAR_IBMC_MCAST_COROOT_RELAY is true.");
     IBMC_PVAR_MCAST(arrivals_sent,
-              "MPI_Barrier arrivals (MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ibmc_mcast) this "
-              "process reported to its parent in the arrival tree, one per barrier at every "
-              "node leader but rank 0 of the node leaders, for its whole subtree.");
+              "MPI_Barrier arrivals and small MPI_Allreduce partial results (the "
+              "ibmc_mcast algorithms) this process reported to its parent in the board tree, "
+              "one per call at every node leader but rank 0 of the node leaders, for its "
+              "whole subtree.");
     IBMC_PVAR_MCAST(arrivals_written,
               "Of those, the ones written by RDMA into the parent's board; the others went "
               "as RC messages (no board, no connection yet, or "
               "MPIR_CVAR_IBMC_MCAST_RDMA_ACKS off).");
     IBMC_PVAR_MCAST(arrivals_read,
-              "Barrier arrivals this process's children in the arrival tree wrote on its "
+              "Arrival counts this process's children in the board tree wrote on its "
               "board that it read.");
     IBMC_PVAR_MCAST(coroot_acks,
               "Acknowledgements this process sent as a co-root, each covering its subgroup "

@@ -111,6 +111,8 @@ int ibmc_mcast_chan_init(ibmc_mcast_chan_t * c, ibmc_mcast_engine_t * eng, int s
     c->said = take(c, size, sizeof(uint32_t), &nomem);
     c->arr.heard = take(c, size, sizeof(uint32_t), &nomem);
     c->arr.seen = take(c, size, sizeof(uint64_t), &nomem);
+    c->arr.partials_local = take(c, IBMC_MCAST_PARTIAL_SLOTS, IBMC_MCAST_PARTIAL_BYTES, &nomem);
+    c->arr.partials = c->arr.partials_local;
     c->subgroup = ibmc_mcast_subgroup_size(&eng->params, size);
     if (c->subgroup < size) {
         c->ackers = take(c, size, 1, &nomem);
@@ -133,7 +135,7 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c)
     void *all[] = { c->roots, c->probe_acked, c->laggards, c->acked, c->slots, c->slot_mem,
         c->ring, c->board_seen, c->said, c->ackers, c->kids, c->relay_ring, c->relay_ring_root,
         c->leaf_acked, c->child_acked, c->agg_sent, c->owed, c->headed, c->relay_due,
-        c->arr.heard, c->arr.seen
+        c->arr.heard, c->arr.seen, c->arr.partials_local
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i])
@@ -177,6 +179,7 @@ void ibmc_mcast_chan_open(ibmc_mcast_chan_t * c, uint64_t job_key, uint32_t epoc
         ibmc_mcast_board_init(&c->arr.board, board_words + c->size, c->arr.seen, c->size,
                               epoch);
         c->arr.has_board = 1;
+        c->arr.partials = (unsigned char *) board_words + IBMC_MCAST_PARTIAL_OFFSET(c->size, 0);
     }
     ibmc_mcast_rx_init(&c->rx, id, payload_max, pa->window, pa->ack_every, (uint32_t) c->rank,
                        c->slots, c->slot_mem);
@@ -733,7 +736,7 @@ int ibmc_mcast_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc_t * h,
             }
         case IBMC_MCAST_RC_ARRIVE:
             if (c->state == IBMC_MCAST_CHAN_READY)
-                return ibmc_mcast_arrive_rc_in(c, from, h->a);
+                return ibmc_mcast_arrive_rc_in(c, from, h, body, blen);
             break;
         case IBMC_MCAST_RC_PROBE_ACK:
             if (c->state == IBMC_MCAST_CHAN_PROBING && c->rank == 0 && from > 0 &&

@@ -116,6 +116,10 @@ typedef struct {
 
 typedef struct ibmc_mcast_chan ibmc_mcast_chan_t;
 
+/* inout = in (op) inout over len bytes: a small allreduce's operation
+ * (ibmc_mcast_reduce_start), which must be commutative. */
+typedef void (*ibmc_mcast_combine_fn)(void *ctx, const void *in, void *inout, size_t len);
+
 /* What the engine asks of its world.  io is ibmc_mcast_engine_t's. */
 typedef struct {
     /* Multicast one packet of c's stream to c's group: queued until
@@ -145,6 +149,13 @@ typedef struct {
      * sends queued, no room): the engine sends an RC message instead. */
     int (*write_board)(void *io, ibmc_mcast_chan_t * c, int to, int which, uint64_t word,
                        int *written);
+    /* Write len bytes (at most IBMC_MCAST_PARTIAL_BYTES) into member `to`'s
+     * board at byte offset `offset`, in order after every RC message and
+     * write already sent to `to`, so that a write_board after it lands
+     * after it.  Its bytes are taken at the call.  *written = 0 as for
+     * write_board; NULL: never. */
+    int (*write_data)(void *io, ibmc_mcast_chan_t * c, int to, size_t offset, const void *data,
+                      size_t len, int *written);
     /* Seconds on a monotonic clock. */
     double (*now)(void *io);
     /* One turn of progress while a broadcast waits: packets and RC
@@ -176,14 +187,24 @@ typedef struct {
                                  * timers act up to this many idle turns late. */
 } ibmc_mcast_params_t;
 
-/* The two halves of a process's board: members' ACKs (ibmc_mcast_board.h),
- * then children's barrier arrivals (ibmc_mcast_arrive.h). */
+/* A process's board: members' ACKs (ibmc_mcast_board.h), a word each, then
+ * children's arrival counts (ibmc_mcast_arrive.h), a word each, then the
+ * children's partial results of a small allreduce, a slot of
+ * IBMC_MCAST_PARTIAL_BYTES for each of at most IBMC_MCAST_PARTIAL_SLOTS
+ * children (ibmc_mcast_arrive.h). */
 enum {
     IBMC_MCAST_BOARD_ACKS = 0,
     IBMC_MCAST_BOARD_ARRIVALS = 1
 };
 
-#define IBMC_MCAST_BOARD_WORDS(size) (2 * (size_t) (size))
+#define IBMC_MCAST_PARTIAL_BYTES 128
+#define IBMC_MCAST_PARTIAL_SLOTS 64
+#define IBMC_MCAST_BOARD_WORDS(size) \
+    (2 * (size_t) (size) + IBMC_MCAST_PARTIAL_SLOTS * IBMC_MCAST_PARTIAL_BYTES / 8)
+/* Where child slot k's partial result starts in a board of `size`
+ * members, in bytes from the board's start. */
+#define IBMC_MCAST_PARTIAL_OFFSET(size, k) \
+    (2 * (size_t) (size) * 8 + (size_t) (k) * IBMC_MCAST_PARTIAL_BYTES)
 
 /* One process's engine: its world and its settings. */
 typedef struct {
@@ -292,8 +313,16 @@ struct ibmc_mcast_chan {
         uint32_t *heard;        /* by member: barriers its subtree reported arrived at */
         uint64_t *seen;         /* the arrival board's last words taken */
         int has_board;
-        ibmc_mcast_board_t board;       /* the second half of this process's board */
+        ibmc_mcast_board_t board;       /* the second part of this process's board */
         int fanout;
+        /* a small allreduce's partial results (ibmc_mcast_reduce_start) */
+        unsigned char *partials;        /* the board's third part, or local memory
+                                         * without a board: children's slots */
+        unsigned char *partials_local;
+        void *acc;              /* this process's contribution, then its subtree's */
+        size_t len;             /* 0: a barrier */
+        ibmc_mcast_combine_fn combine;
+        void *combine_ctx;
     } arr;
     /* posted broadcasts (ibmc_mcast_op_post), the first one running */
     ibmc_mcast_op_t *ops_head, *ops_tail;

@@ -138,23 +138,23 @@ static int io_send_rc(void *io, ibmc_mcast_chan_t * ch, int to, const ibmc_mcast
                                 (MPI_Aint) (sizeof(*h) + len), 0, 0, 0, NULL, NULL);
 }
 
-/* The write goes when `to` has a board and the connection can take it now:
+/* An inline RDMA write of len bytes into `to`'s board at byte offset
+ * `offset`: the bytes are taken at the call and need no registered copy.
+ * It goes when `to` has a board and the connection can take it now:
  * connected, nothing queued ahead (so that a queued RC ACK does not arrive
- * after a newer written one; the root would only count it as old) and room
- * in the send queue. */
-static int io_write_board(void *io, ibmc_mcast_chan_t * ch, int to, int which, uint64_t word,
-                          int *written)
+ * after a newer written one; the root would only count it as old), room in
+ * the send queue, and len within the RC QPs' inline size. */
+static int board_write(MPIDI_IBMC_state_t * st, ibmc_mcast_chan_t * ch, int to, uint64_t offset,
+                       const void *data, size_t len, int *written)
 {
-    MPIDI_IBMC_state_t *st = io;
     MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_mcast_chan_of(ch);
     MPIDI_IBMC_conn_t *conn = &st->conns[c->world[to]];
     *written = 0;
     if (!c->peer_board[to] || !conn->qp || conn->cm.state != IBMC_CM_CONNECTED ||
         conn->q_head || conn->need_rtu || conn->sq_inflight >= st->sq_depth ||
-        st->hca.rc_max_inline < sizeof(uint64_t))
+        st->hca.rc_max_inline < len)
         return MPI_SUCCESS;
-    /* inline: the word is copied when posted, so it may live here */
-    struct ibv_sge sge = {.addr = (uintptr_t) & word,.length = sizeof(word),.lkey = 0 };
+    struct ibv_sge sge = {.addr = (uintptr_t) data,.length = (uint32_t) len,.lkey = 0 };
     struct ibv_send_wr wr, *bad;
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = MPIDI_IBMC_wr_id_index(IBMC_WR_INLINE_WRITE, (uint32_t) conn->rank);
@@ -162,8 +162,7 @@ static int io_write_board(void *io, ibmc_mcast_chan_t * ch, int to, int which, u
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-    wr.wr.rdma.remote_addr = c->peer_board[to] +
-        ((uint64_t) which * (uint64_t) ch->size + (uint64_t) ch->rank) * sizeof(uint64_t);
+    wr.wr.rdma.remote_addr = c->peer_board[to] + offset;
     wr.wr.rdma.rkey = c->peer_rkey[to];
     int rc = ibv_post_send(conn->qp, &wr, &bad);
     if (rc)
@@ -171,6 +170,22 @@ static int io_write_board(void *io, ibmc_mcast_chan_t * ch, int to, int which, u
     conn->sq_inflight++;
     *written = 1;
     return MPI_SUCCESS;
+}
+
+/* An ACK or arrival count: member ch->rank's word of `to`'s board `which`. */
+static int io_write_board(void *io, ibmc_mcast_chan_t * ch, int to, int which, uint64_t word,
+                          int *written)
+{
+    uint64_t offset = ((uint64_t) which * (uint64_t) ch->size + (uint64_t) ch->rank) *
+        sizeof(uint64_t);
+    return board_write(io, ch, to, offset, &word, sizeof(word), written);
+}
+
+/* A small allreduce's partial result (IBMC_MCAST_PARTIAL_BYTES at most). */
+static int io_write_data(void *io, ibmc_mcast_chan_t * ch, int to, size_t offset,
+                         const void *data, size_t len, int *written)
+{
+    return board_write(io, ch, to, offset, data, len, written);
 }
 
 static double io_now(void *io)
@@ -212,6 +227,7 @@ const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .post_room = io_post_room,
     .send_rc = io_send_rc,
     .write_board = io_write_board,
+    .write_data = io_write_data,
     .now = io_now,
     .wait = io_wait,
     .poll = io_poll,

@@ -102,9 +102,11 @@ enum {
                                  * receiver: ACK now (for root's messages, root >= 0) */
     IBMC_MCAST_RC_PROBE_ACK = 5,        /* the routing probe reached this member */
     IBMC_MCAST_RC_RELAY = 6,    /* a packet of root's message follows, for a co-root */
-    IBMC_MCAST_RC_ARRIVE = 7    /* a = barriers the sender's subtree has arrived at, to
-                                 * its parent (ibmc_mcast_arrive.h), when no board
-                                 * write can go */
+    IBMC_MCAST_RC_ARRIVE = 7    /* a = barriers and small allreduces the sender's
+                                 * subtree has entered, b = the sender's fanout, to its
+                                 * parent (ibmc_mcast_arrive.h), when no board write can
+                                 * go; for an allreduce the subtree's partial result
+                                 * follows */
 };
 
 enum {
