@@ -13,7 +13,9 @@
  * rank must hold the same bits.  The counters prove the path: a node
  * leader uses the multicast channel once per allreduce up to
  * MPIR_CVAR_IBMC_ALLREDUCE_MAX_BYTES (ibmc_mcast_bcasts), never above it,
- * and nothing fell back.
+ * and nothing fell back; each leader but the first reported one partial
+ * result up the board tree per allreduce of at most 128 bytes with a
+ * commutative operation on a contiguous datatype.
  *
  * usage: allreduce_mcast [--rounds R] [--expect-fallback] [--threads N]
  *   --expect-fallback  the channel is off: no broadcast by multicast, one
@@ -175,12 +177,17 @@ static int same(const type_t * t, const void *a, const void *b, MPI_Aint i)
 }
 
 static long calls, calls_mcast;         /* allreduces made, and of them within the limit */
+static long calls_boards;       /* ... and of those, the ones the board tree takes */
 static int max_bytes = 4096;
 
-static void count_call(MPI_Aint bytes)
+/* boards: a commutative operation on a contiguous datatype, which the board
+ * tree takes up to 128 bytes */
+static void count_call(MPI_Aint bytes, int boards)
 {
+    int within = max_bytes == 0 || bytes <= max_bytes;
     calls++;
-    calls_mcast += max_bytes == 0 || bytes <= max_bytes;
+    calls_mcast += within;
+    calls_boards += within && boards && bytes > 0 && bytes <= 128;
 }
 
 static void builtin_ops(long seed, MPI_Aint count)
@@ -203,7 +210,7 @@ static void builtin_ops(long seed, MPI_Aint count)
                 }
                 MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int) count, t->type, o->op,
                               MPI_COMM_WORLD);
-                count_call(count * (MPI_Aint) t->size);
+                count_call(count * (MPI_Aint) t->size, 1);
                 for (MPI_Aint i = 0; i < count; i++)
                     if (!same(t, out, want, i)) {
                         printf("allreduce_mcast: FAIL: rank %d: %s on %s, count %ld%s: element "
@@ -246,9 +253,10 @@ static void loc_ops(long seed, MPI_Aint count)
             di[i].loc = rank;
         }
         MPI_Allreduce(ii, io, (int) count, MPI_2INT, op, MPI_COMM_WORLD);
-        count_call(count * (MPI_Aint) sizeof(int_int));
+        count_call(count * (MPI_Aint) sizeof(int_int), 1);
         MPI_Allreduce(di, dout, (int) count, MPI_DOUBLE_INT, op, MPI_COMM_WORLD);
-        count_call(count * (MPI_Aint) sizeof(double_int));
+        /* MPI_DOUBLE_INT has a hole after its int: not contiguous */
+        count_call(count * (MPI_Aint) sizeof(double_int), 0);
         for (MPI_Aint i = 0; i < count; i++) {
             /* the extreme value, at the lowest rank that holds it */
             int best = -1, at = -1;
@@ -310,7 +318,7 @@ static void user_ops(long seed, MPI_Aint count, MPI_Op mat, MPI_Datatype mat_t)
         for (MPI_Aint k = 0; k < count; k++)
             mat_of(rank, (int) k, seed, (in_place ? out : in) + 4 * k);
         MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int) count, mat_t, mat, MPI_COMM_WORLD);
-        count_call(16 * count);
+        count_call(16 * count, 0);
         for (MPI_Aint k = 0; k < count; k++) {
             uint32_t w[4], m[4];
             mat_of(size - 1, (int) k, seed, w);
@@ -347,7 +355,7 @@ static void user_commutative(long seed, MPI_Aint count, MPI_Op op)
     for (MPI_Aint i = 0; i < count; i++)
         in[i] = (uint64_t) (rank + 1) * 1000003u + (uint64_t) i * 7 + (uint64_t) seed;
     MPI_Allreduce(in, out, (int) count, MPI_UINT64_T, op, MPI_COMM_WORLD);
-    count_call(8 * count);
+    count_call(8 * count, 1);
     for (MPI_Aint i = 0; i < count; i++) {
         uint64_t w = 0;
         for (int r = 0; r < size; r++)
@@ -376,7 +384,7 @@ static void same_bits(long seed, MPI_Aint count)
         in[i] = big + 0.1 * (double) (rank + 1) + 1.0 / (double) (1 + i + seed);
     }
     MPI_Allreduce(in, out, (int) count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    count_call(8 * count);
+    count_call(8 * count, 1);
     /* a gather that is not an allreduce: MPICH's own allgather */
     MPI_Allgather(out, (int) count, MPI_DOUBLE, all, (int) count, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int r = 0; r < size; r++)
@@ -508,6 +516,7 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &targs[t].comm);
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts");
     unsigned long long fb0 = pvar("ibmc_mcast_fallbacks");
+    unsigned long long arr0 = pvar("ibmc_mcast_arrivals_sent");
     unsigned long long rep0[MPIT_NREPAIRS];
     mpit_repairs_read("allreduce_mcast", rep0, &fails);
     if (nthreads)
@@ -524,6 +533,7 @@ int main(int argc, char **argv)
     }
     unsigned long long bcasts = pvar("ibmc_mcast_bcasts") - bcasts0;
     unsigned long long fb = pvar("ibmc_mcast_fallbacks") - fb0;
+    unsigned long long arr = pvar("ibmc_mcast_arrivals_sent") - arr0;
     if (expect_lossless)
         mpit_repairs_check("allreduce_mcast", rank, rep0, &fails);
     for (int t = 0; t < nthreads; t++)
@@ -537,12 +547,22 @@ int main(int argc, char **argv)
                want_fb);
         fails++;
     }
+    /* the board tree: one report per allreduce it takes at each leader but
+     * the leaders' rank 0 (world rank 0) */
+    unsigned long long want_arr = leader && rank != 0 && !expect_fallback && !nthreads ?
+        (unsigned long long) calls_boards : 0;
+    if (!fails && !nthreads && arr != want_arr) {
+        printf("allreduce_mcast: FAIL: rank %d%s: %llu partial results reported up the board "
+               "tree in %ld allreduces; not %llu\n", rank, leader ? " (a node leader)" : "", arr,
+               calls, want_arr);
+        fails++;
+    }
     int all_fails;
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (!rank) {
-        printf("allreduce_mcast: %d ranks, %ld allreduces (%ld within %d B); rank 0: %llu "
-               "broadcasts by multicast, %llu fallbacks\n", size, calls, calls_mcast,
-               max_bytes, bcasts, fb);
+        printf("allreduce_mcast: %d ranks, %ld allreduces (%ld within %d B, %ld up the board "
+               "tree); rank 0: %llu broadcasts by multicast, %llu fallbacks\n", size, calls,
+               calls_mcast, max_bytes, calls_boards, bcasts, fb);
         if (!all_fails)
             printf("allreduce_mcast: all checks passed\n");
     }

@@ -11,7 +11,16 @@
  * results MPI requires of an allreduce hold by construction, for every
  * operation and datatype on any number of processes.
  *
- * The reduce goes up a k-nomial tree (ibmc_knomial.h) of radix
+ * Up to 128 bytes of contiguous data with a commutative operation (8 B is
+ * the common case: a residual, a time step), the reduce runs in the
+ * netmod (MPIDI_IBMC_mcast_allreduce): each node leader writes its
+ * subtree's partial result by RDMA into its parent's registered board, up
+ * a tree of MPIR_CVAR_IBMC_ALLREDUCE_FANOUT children a parent, so that
+ * 1,024 node leaders reduce in two steps, each parent polls its children's
+ * slots and receives no message, and rank 0's work does not grow with the
+ * node count; rank 0 then multicasts the result.
+ *
+ * Otherwise the reduce goes up a k-nomial tree (ibmc_knomial.h) of radix
  * MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL: each parent posts the receives of
  * all its children at once and combines their results in rank order, so
  * a non-commutative operation, user-defined ones included, keeps its
@@ -36,6 +45,9 @@
 
 #include "mpiimpl.h"
 #include "ibmc_knomial.h"
+#ifdef HAVE_CH4_NETMOD_IBMC
+#include "../../../mpid/ch4/netmod/ibmc/ibmc_coll.h"
+#endif
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -58,6 +70,24 @@ cvars:
         Must be the same at every process; MPI_Init fails on a negative
         value.
 
+    - name        : MPIR_CVAR_IBMC_ALLREDUCE_FANOUT
+      category    : CH4_IBMC
+      type        : int
+      default     : 32
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Children per parent in the tree up which
+        MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ibmc_mcast reduces an allreduce
+        of at most 128 bytes of contiguous data with a commutative
+        operation: each node leader writes its subtree's partial result by
+        RDMA into its parent's board, which the parent polls.  A larger
+        fanout makes the tree shallower (32 reaches 1,056 node leaders in
+        two steps) and has each parent read and combine more slots
+        (bench/sim/project-allreduce.sh).  From 2 to 64; must be the same at
+        every process; MPI_Init fails on another value.
+
     - name        : MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL
       category    : CH4_IBMC
       type        : int
@@ -67,7 +97,10 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Radix of the k-nomial tree up which
-        MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ibmc_mcast reduces (at least 2;
+        MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ibmc_mcast reduces what the
+        board tree (MPIR_CVAR_IBMC_ALLREDUCE_FANOUT) does not take: more
+        than 128 bytes, non-contiguous data or a non-commutative operation
+        (at least 2;
         2 is a binomial tree).  A larger radix makes the tree shallower but
         has each parent receive more messages one after another; in the
         simulator 4 was the fastest radix for 8 B at 64 and 1024 nodes and
@@ -151,6 +184,64 @@ static int reduce_knomial(const void *in, int in_place, void *recvbuf, MPI_Aint 
     goto fn_exit;
 }
 
+#ifdef HAVE_CH4_NETMOD_IBMC
+/* The board tree reduces in place: this process's contribution into
+ * recvbuf, if it is not there yet. */
+static int into_recvbuf(const void **in, int *in_place, void *recvbuf, MPI_Aint count,
+                        MPI_Datatype datatype)
+{
+    if (*in_place)
+        return MPI_SUCCESS;
+    int mpi_errno = MPIR_Localcopy(*in, count, datatype, recvbuf, count, datatype);
+    *in = recvbuf;
+    *in_place = 1;
+    return mpi_errno;
+}
+
+/* MPIR_Reduce_local for the netmod's reduce (MPIDI_IBMC_combine_fn). */
+typedef struct {
+    MPI_Aint count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int mpi_errno;
+} combine_ctx_t;
+
+static void combine(void *ctx, const void *in, void *inout, size_t len)
+{
+    combine_ctx_t *x = ctx;
+    (void) len;
+    int mpi_errno = MPIR_Reduce_local(in, inout, x->count, x->datatype, x->op);
+    if (mpi_errno && !x->mpi_errno)
+        x->mpi_errno = mpi_errno;
+}
+
+/* The reduce and the result's multicast among comm's members, one per
+ * node, over the board tree: recvbuf holds this member's contribution.
+ * *used = 0 when the data (*refused = 0) or the channel (*refused = 1,
+ * counted as a fallback) does not allow it, the same at every member;
+ * recvbuf is then untouched. */
+static int allreduce_boards(void *recvbuf, MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
+                            MPIR_Comm * comm, int *used, int *refused)
+{
+    int is_contig, mpi_errno;
+    MPI_Aint type_size, true_lb, true_extent;
+    *used = 0;
+    *refused = 0;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    MPIR_Datatype_is_contig(datatype, &is_contig);
+    MPI_Aint nbytes = count * type_size;
+    if (!is_contig || nbytes <= 0 || nbytes > MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES ||
+        !MPIR_Op_is_commutative(op))
+        return MPI_SUCCESS;
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    combine_ctx_t x = {.count = count,.datatype = datatype,.op = op,.mpi_errno = MPI_SUCCESS };
+    mpi_errno = MPIDI_IBMC_mcast_allreduce((char *) recvbuf + true_lb, nbytes, comm,
+                                           MPIR_CVAR_IBMC_ALLREDUCE_FANOUT, combine, &x, used);
+    *refused = !*used;
+    return mpi_errno ? mpi_errno : x.mpi_errno;
+}
+#endif
+
 int MPIR_Allreduce_intra_ibmc_mcast(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                     MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr,
                                     MPIR_Errflag_t * errflag)
@@ -171,6 +262,10 @@ int MPIR_Allreduce_intra_ibmc_mcast(const void *sendbuf, void *recvbuf, MPI_Aint
 
     int in_place = sendbuf == MPI_IN_PLACE;
     const void *in = in_place ? recvbuf : sendbuf;
+    /* the channel refused the board tree: the result's broadcast runs
+     * binomial among the leaders at once, counted as one fallback */
+    int refused = 0;
+    MPIR_Comm *leaders = comm_ptr;
     if (MPIR_Comm_is_parent_comm(comm_ptr) && MPIR_Op_is_commutative(op)) {
         /* each node to its leader (rank 0 of node_comm, the lowest rank
          * there, so rank 0's node leader is rank 0), then the leaders */
@@ -186,16 +281,53 @@ int MPIR_Allreduce_intra_ibmc_mcast(const void *sendbuf, void *recvbuf, MPI_Aint
             in_place = 1;
         }
         if (comm_ptr->node_roots_comm) {
+#ifdef HAVE_CH4_NETMOD_IBMC
+            int used;
+            mpi_errno = into_recvbuf(&in, &in_place, recvbuf, count, datatype);
+            MPIR_ERR_CHECK(mpi_errno);
+            leaders = comm_ptr->node_roots_comm;
+            mpi_errno = allreduce_boards(recvbuf, count, datatype, op, leaders, &used, &refused);
+            MPIR_ERR_CHECK(mpi_errno);
+            if (used) {
+                /* the leaders have the result: each gives it to its node */
+                if (comm_ptr->node_comm) {
+                    mpi_errno = MPIR_Bcast(recvbuf, count, datatype, 0, comm_ptr->node_comm,
+                                           errflag);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                goto fn_exit;
+            }
+#endif
             mpi_errno = reduce_knomial(in, in_place, recvbuf, count, datatype, op,
                                        comm_ptr->node_roots_comm, errflag);
             MPIR_ERR_CHECK(mpi_errno);
         }
     } else {
+#ifdef HAVE_CH4_NETMOD_IBMC
+        int used;
+        mpi_errno = into_recvbuf(&in, &in_place, recvbuf, count, datatype);
+        MPIR_ERR_CHECK(mpi_errno);
+        mpi_errno = allreduce_boards(recvbuf, count, datatype, op, comm_ptr, &used, &refused);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (used)
+            goto fn_exit;
+#endif
         mpi_errno = reduce_knomial(in, in_place, recvbuf, count, datatype, op, comm_ptr, errflag);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    mpi_errno = MPIR_Bcast_intra_ibmc_mcast(recvbuf, count, datatype, 0, comm_ptr, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
+    if (refused) {
+        mpi_errno = MPIR_Bcast_intra_binomial(recvbuf, count, datatype, 0, leaders, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (leaders != comm_ptr && comm_ptr->node_comm) {
+            mpi_errno = MPIR_Bcast(recvbuf, count, datatype, 0, comm_ptr->node_comm, errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    } else {
+        /* the other processes of a node only take part in its MPIR_Bcast,
+         * whichever way their leader went */
+        mpi_errno = MPIR_Bcast_intra_ibmc_mcast(recvbuf, count, datatype, 0, comm_ptr, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
 
   fn_exit:
     return mpi_errno;

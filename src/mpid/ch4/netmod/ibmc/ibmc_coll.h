@@ -28,6 +28,26 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
  * (counted in ibmc_mcast_fallbacks): the caller then runs a stock barrier. */
 int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used);
 
+/* The largest MPI_Allreduce, in bytes, that MPIDI_IBMC_mcast_allreduce
+ * takes: one slot of a parent's board per child. */
+#define MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES 128
+
+/* inout = in (op) inout over len bytes. */
+typedef void (*MPIDI_IBMC_combine_fn)(void *ctx, const void *in, void *inout, size_t len);
+
+/* The reduce of a small MPI_Allreduce among comm's members (one per node)
+ * over its channel, set up on first use: buf's len bytes (1 ..
+ * MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES, contiguous) are this member's
+ * contribution; each member's subtree's partial result is written by
+ * RDMA into its parent's board up the tree of `fanout` children a parent
+ * (2 .. 64; mcast/ibmc_mcast_arrive.h), combined there with `combine`,
+ * which must be commutative; then rank 0 multicasts the result, which
+ * every member finds in buf.  *used = 0, the same at every member, when
+ * the channel cannot serve comm (counted in ibmc_mcast_fallbacks): buf is
+ * untouched and the caller runs another algorithm. */
+int MPIDI_IBMC_mcast_allreduce(void *buf, MPI_Aint len, MPIR_Comm * comm, int fanout,
+                               MPIDI_IBMC_combine_fn combine, void *ctx, int *used);
+
 /* A nonblocking or persistent broadcast's state inside the netmod, in
  * memory the caller's schedule owns. */
 typedef struct {

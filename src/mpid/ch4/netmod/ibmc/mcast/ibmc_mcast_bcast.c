@@ -314,6 +314,10 @@ int MPIDI_IBMC_mcast_check_cvars(void)
     if (MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL < 2)
         return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL",
                           MPIR_CVAR_IBMC_ALLREDUCE_TREE_KVAL, "it must be at least 2");
+    if (MPIR_CVAR_IBMC_ALLREDUCE_FANOUT < 2 ||
+        MPIR_CVAR_IBMC_ALLREDUCE_FANOUT > IBMC_MCAST_PARTIAL_SLOTS)
+        return cvar_error("MPIR_CVAR_IBMC_ALLREDUCE_FANOUT", MPIR_CVAR_IBMC_ALLREDUCE_FANOUT,
+                          "it must be between 2 and 64");
     /* defined with the barrier algorithm, which runs on this channel */
     if (MPIR_CVAR_IBMC_BARRIER_FANOUT < 2)
         return cvar_error("MPIR_CVAR_IBMC_BARRIER_FANOUT", MPIR_CVAR_IBMC_BARRIER_FANOUT,
@@ -436,6 +440,38 @@ int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used)
     if (c->ch.mismatch) {
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
                              "**ibmc_mcast_len %d %d", 0, 1);
+    }
+    *used = 1;
+
+  fn_exit:
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_IBMC_mcast_allreduce(void *buf, MPI_Aint len, MPIR_Comm * comm, int fanout,
+                               MPIDI_IBMC_combine_fn combine, void *ctx, int *used)
+{
+    int mpi_errno = MPI_SUCCESS, trivial;
+    MPIDI_IBMC_mcast_chan_t *c;
+    MPL_COMPILE_TIME_ASSERT(MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES == IBMC_MCAST_PARTIAL_BYTES);
+    *used = 0;
+    MPIR_Assert(len > 0 && len <= MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES);
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    mpi_errno = chan_for(comm, len, &c, &trivial);
+    MPIR_ERR_CHECK(mpi_errno);
+    *used = trivial;
+    if (!c)
+        goto fn_exit;
+    mpi_errno = ibmc_mcast_reduce(&c->ch, fanout, buf, (size_t) len, combine, ctx);
+    MPIR_ERR_CHECK(mpi_errno);
+    /* rank 0's buf holds everyone's result: the same bits to all */
+    mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, 0);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (c->ch.mismatch) {
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
+                             "**ibmc_mcast_len %d %d", 0, (int) len);
     }
     *used = 1;
 
