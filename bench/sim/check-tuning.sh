@@ -1,5 +1,6 @@
 #!/bin/sh
-# Test of bench/sim/tuning.py, the selection-file generator: on a small
+# Test of bench/sim/tuning.py, the selection-file generator (barrier and
+# allreduce rules below): on a small
 # projection where ibmc_mcast wins from 4 nodes up, ties at 2, and on a
 # stand-in for MPICH's default file, the output must pick ibmc_mcast for
 # MPI_Bcast of at most the projected size on communicators of 4 or more,
@@ -40,7 +41,10 @@ cat >"$TMP/generic.json" <<'JSON'
                       "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
  "collective=allgather": {"comm_type=intra": {"algorithm=MPIR_Allgather_intra_ring": {}},
                           "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}},
- "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_dissemination": {}}}}
+ "collective=barrier": {"comm_type=intra": {"comm_hierarchy=parent": {"algorithm=MPIR_Barrier_intra_smp": {}},
+                                            "comm_hierarchy=any": {"algorithm=MPIR_Barrier_intra_dissemination": {}}}},
+ "collective=allreduce": {"comm_type=intra": {"avg_msg_size<=8": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+                                              "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}}}}
 JSON
 python3 tuning.py "$TMP/win.tsv" "$TMP/generic.json" "$TMP/out.json" --allgather "$TMP/ag.tsv" \
     2>/dev/null || { echo "FAIL: tuning.py failed on a winning projection"; exit 1; }
@@ -71,8 +75,54 @@ if out["collective=bcast"]["comm_type=inter"] != gen["collective=bcast"]["comm_t
     bad.append("bcast inter subtree changed")
 if out["collective=barrier"] != gen["collective=barrier"]:
     bad.append("barrier changed")
+if out["collective=allreduce"] != gen["collective=allreduce"]:
+    bad.append("allreduce changed")
 if bad:
     sys.exit("FAIL: " + "; ".join(bad))
+PY
+# the barrier wins from 64 nodes up (ties at 8); the allreduce at 8 B from
+# 64 nodes up and never at 1024 B: the rules must say just that, for
+# communicators that are no parent (barrier) and commutative operations
+# (allreduce), and --extend must replace them, not stack them
+hdr='what	nodes	size	variant	mean_lat_us'
+printf '%s\n' "$hdr" \
+    "bar	8	0	ibmc_mcast	2.0" "bar	8	0	smpi:ompi_bruck	2.1" \
+    "bar	64	0	ibmc_mcast	2.0" "bar	64	0	smpi:ompi_bruck	6.0" \
+    "bar	1024	0	ibmc_mcast	4.0" "bar	1024	0	smpi:ompi_bruck	13.0" >"$TMP/bar.tsv"
+printf '%s\n' "$hdr" \
+    "ar	8	8	ibmc_mcast	2.0" "ar	8	8	smpi:rdb	2.2" \
+    "ar	64	8	ibmc_mcast	3.0" "ar	64	8	smpi:rdb	6.0" \
+    "ar	64	1024	ibmc_mcast	9.0" "ar	64	1024	smpi:rdb	9.5" >"$TMP/ar.tsv"
+python3 tuning.py "$TMP/win.tsv" "$TMP/generic.json" "$TMP/all.json" --barrier "$TMP/bar.tsv" \
+    --allreduce "$TMP/ar.tsv" 2>/dev/null || { echo "FAIL: tuning.py failed with --barrier and --allreduce"; exit 1; }
+python3 tuning.py --extend "$TMP/all.json" "$TMP/again.json" --barrier "$TMP/bar.tsv" \
+    --allreduce "$TMP/ar.tsv" 2>/dev/null || { echo "FAIL: tuning.py --extend failed"; exit 1; }
+python3 - "$TMP/all.json" "$TMP/again.json" "$TMP/generic.json" <<'PY' || exit 1
+import json, sys
+out, again, gen = (json.load(open(p)) for p in sys.argv[1:])
+if out != again:
+    sys.exit("FAIL: --extend on its own output changed it (a rule stacked on a rule)")
+bar = gen["collective=barrier"]["comm_type=intra"]
+want = {"comm_hierarchy=parent": bar["comm_hierarchy=parent"],
+        "comm_hierarchy=any": {"comm_size<64": bar["comm_hierarchy=any"],
+                               "comm_size=any": {"algorithm=MPIR_Barrier_intra_ibmc_mcast": {}}}}
+if out["collective=barrier"]["comm_type=intra"] != want:
+    sys.exit("FAIL: barrier intra subtree: %s" % json.dumps(out["collective=barrier"]["comm_type=intra"]))
+ar = gen["collective=allreduce"]["comm_type=intra"]
+want = {"comm_size<64": ar,
+        "comm_size=any": {"avg_msg_size<=8": {
+            "is_commutative=yes": {"algorithm=MPIR_Allreduce_intra_ibmc_mcast": {}},
+            "is_commutative=no": ar}, "avg_msg_size=any": ar}}
+if out["collective=allreduce"]["comm_type=intra"] != want:
+    sys.exit("FAIL: allreduce intra subtree: %s" % json.dumps(out["collective=allreduce"]["comm_type=intra"]))
+PY
+sed 's/\tsmpi:ompi_bruck\t[0-9.]*$/\tsmpi:ompi_bruck\t0.5/' "$TMP/bar.tsv" >"$TMP/bar-lose.tsv"
+python3 tuning.py --extend "$TMP/all.json" "$TMP/undone.json" --barrier "$TMP/bar-lose.tsv" \
+    2>/dev/null || { echo "FAIL: tuning.py --extend failed on a losing barrier"; exit 1; }
+python3 - "$TMP/undone.json" "$TMP/generic.json" <<'PY' || { echo "FAIL: a barrier that no longer wins kept its rule"; exit 1; }
+import json, sys
+out, gen = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(out["collective=barrier"] != gen["collective=barrier"])
 PY
 sed 's/\tsmpi:binomial_tree\t[0-9.]*$/\tsmpi:binomial_tree\t0.5/' "$TMP/win.tsv" >"$TMP/lose.tsv"
 if python3 tuning.py "$TMP/lose.tsv" "$TMP/generic.json" "$TMP/none.json" 2>/dev/null ||
@@ -117,11 +167,28 @@ intra = out["collective=bcast"].pop("comm_type=intra")
 gen["collective=bcast"].pop("comm_type=intra")
 out["collective=allgather"].pop("comm_type=intra")
 gen["collective=allgather"].pop("comm_type=intra")
+# the barrier's and allreduce's subtrees: MPICH's, or ibmc_mcast's rule
+# keeping MPICH's below its node count
+def stock_of(t, alg):
+    k = list(t)
+    if len(k) == 2 and k[0].startswith("comm_size<") and "algorithm=" + alg in json.dumps(t[k[1]]):
+        return t[k[0]]
+    return t
+for coll, path, alg in (("collective=barrier", ("comm_type=intra", "comm_hierarchy=any"),
+                         "MPIR_Barrier_intra_ibmc_mcast"),
+                        ("collective=allreduce", ("comm_type=intra",), "MPIR_Allreduce_intra_ibmc_mcast")):
+    o, g = out[coll], gen[coll]
+    for k in path[:-1]:
+        o, g = o[k], g[k]
+    if stock_of(o[path[-1]], alg) != g[path[-1]]:
+        sys.exit("FAIL: %s: %s is neither MPICH's nor ibmc_mcast's rule over it" % (sys.argv[1], coll))
+    o.pop(path[-1])
+    g.pop(path[-1])
 if out != gen:
-    sys.exit("FAIL: %s differs from MPICH's default beyond the bcast and allgather intra subtrees"
-             % sys.argv[1])
+    sys.exit("FAIL: %s differs from MPICH's default beyond the bcast and allgather intra subtrees "
+             "and the barrier's and allreduce's rules" % sys.argv[1])
 if "algorithm=MPIR_Bcast_intra_ibmc_mcast" not in json.dumps(intra):
     sys.exit("FAIL: %s does not pick ibmc_mcast" % sys.argv[1])
 PY
-echo "ok: tuning.py picks ibmc_mcast and ibmc_node_rd where they win and nothing else;" \
-    "the committed file is MPICH's default plus that"
+echo "ok: tuning.py picks ibmc_mcast (broadcast, barrier, allreduce) and ibmc_node_rd where" \
+    "they win and nothing else; the committed file is MPICH's default plus that"

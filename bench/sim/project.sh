@@ -162,6 +162,9 @@ if [ -n "$doc" ]; then
         # with the Allgather projection's table when project-allgather.sh
         # ran into the same OUTDIR first (maint/bench-all --sim)
         ag=; [ -f "$OUT/allgather.tsv" ] && ag="--allgather $OUT/allgather.tsv"
+        # and the barrier's and allreduce's, likewise
+        [ -f "$OUT/barrier.tsv" ] && ag="$ag --barrier $OUT/barrier.tsv"
+        [ -f "$OUT/allreduce.tsv" ] && ag="$ag --allreduce $OUT/allreduce.tsv"
         # shellcheck disable=SC2086
         python3 tuning.py "$tsv" "$generic" "$top/maint/tuning/coll/ibmc/ibmc-sim-tuning.json" $ag || fail=1
     else

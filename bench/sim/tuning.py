@@ -6,7 +6,14 @@
 # do.
 #
 #   python3 bench/sim/tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json \
-#       [--allgather ALLGATHER.tsv]
+#       [--allgather ALLGATHER.tsv] [--barrier BARRIER.tsv] [--allreduce ALLREDUCE.tsv]
+#   python3 bench/sim/tuning.py --extend IN.json OUT.json \
+#       [--barrier BARRIER.tsv] [--allreduce ALLREDUCE.tsv]
+#
+# The second form changes only the MPI_Barrier and MPI_Allreduce subtrees
+# of a selection file this script wrote before, so that
+# project-barrier.sh and project-allreduce.sh update the committed file
+# from their own tables without the broadcast projection's.
 #
 # MPICH_GENERIC_JSON is MPICH's own MPIR-level default,
 # maint/tuning/coll/mpir/generic.json of the MPICH source: a selection file
@@ -38,6 +45,22 @@
 # the sizes [lo, 2 lo) picks ibmc_node_rd up to lo x S bytes in all, which
 # is at least S / 2 and at most S a rank (MPICH reads the values as int:
 # the doubling stops below 2^31 bytes).
+#
+# Barrier (project-barrier.sh), the same rule against SMPI's ompi_bruck
+# (dissemination, MPICH's algorithm): from the smallest node count that
+# wins at every larger one, ibmc_mcast.  MPICH's own file sends a parent
+# communicator to MPIR_Barrier_intra_smp, which calls MPIR_Barrier on the
+# node leaders' communicator (as CH4's composition does): the rule sits
+# under comm_hierarchy=any, where the communicator's size is the node
+# count, as in the simulation.
+#
+# Allreduce (project-allreduce.sh), against SMPI's recursive doubling
+# (MPICH's choice for small messages): up to the largest winning size, for
+# commutative operations only (the ones whose projected path, the board
+# tree, takes), from the smallest node count that wins at every larger
+# one.  CH4's composition hands a commutative allreduce on a parent
+# communicator to the node leaders' communicator, so the size is again
+# the node count.
 import csv
 import json
 import sys
@@ -111,22 +134,120 @@ def rule_by_total(stock, won, scale, algorithm):
     return dict([("comm_size<%d" % nmin, stock)] + list(buckets.items())), size, nmin
 
 
+def unwrap(subtree, algorithm):
+    """MPICH's own subtree: subtree itself, or, where an earlier run of this
+    script put `algorithm`'s rule there, what that rule kept below its node
+    count; so that a rule is replaced, not stacked."""
+    keys = list(subtree)
+    if (len(keys) == 2 and keys[0].startswith("comm_size<") and keys[1] == "comm_size=any"
+            and ("algorithm=%s" % algorithm) in json.dumps(subtree[keys[1]])):
+        return subtree[keys[0]]
+    return subtree
+
+
+def rule_barrier(barrier, won):
+    """MPICH's barrier subtree with ibmc_mcast from the winning node count
+    on, for communicators that are no parent (the node leaders')."""
+    nmin = max(won.values())
+    intra = barrier["comm_type=intra"]
+    stock = unwrap(intra["comm_hierarchy=any"], "MPIR_Barrier_intra_ibmc_mcast")
+    intra["comm_hierarchy=any"] = {
+        "comm_size<%d" % nmin: stock,
+        "comm_size=any": {"algorithm=MPIR_Barrier_intra_ibmc_mcast": {}},
+    }
+    return nmin
+
+
+def rule_allreduce(allreduce, won):
+    """MPICH's allreduce subtree with ibmc_mcast for commutative operations
+    up to the largest winning size, from the winning node count on."""
+    size = max(won)
+    nmin = max(won[s] for s in won if s <= size)
+    stock = unwrap(allreduce["comm_type=intra"], "MPIR_Allreduce_intra_ibmc_mcast")
+    allreduce["comm_type=intra"] = {
+        "comm_size<%d" % nmin: stock,
+        "comm_size=any": {
+            "avg_msg_size<=%d" % size: {
+                "is_commutative=yes": {"algorithm=MPIR_Allreduce_intra_ibmc_mcast": {}},
+                "is_commutative=no": stock,
+            },
+            "avg_msg_size=any": stock,
+        },
+    }
+    return size, nmin
+
+
+def extend(tree, bartsv, artsv):
+    """The barrier and allreduce rules into tree, where they win."""
+    if bartsv:
+        lat, _ = read(bartsv, "bar")
+        won = wins(lat, "ibmc_mcast", "smpi:ompi_bruck")
+        if won:
+            nmin = rule_barrier(tree["collective=barrier"], won)
+            print("tuning.py: ibmc_mcast for MPI_Barrier on communicators of node leaders of "
+                  "%d or more (SIMULATED)" % nmin, file=sys.stderr)
+        else:
+            intra = tree["collective=barrier"]["comm_type=intra"]
+            intra["comm_hierarchy=any"] = unwrap(intra["comm_hierarchy=any"],
+                                                 "MPIR_Barrier_intra_ibmc_mcast")
+            print("tuning.py: ibmc_mcast's barrier wins at no projected point; MPI_Barrier as "
+                  "MPICH chooses", file=sys.stderr)
+    if artsv:
+        lat, _ = read(artsv, "ar")
+        won = wins(lat, "ibmc_mcast", "smpi:rdb")
+        if won:
+            size, nmin = rule_allreduce(tree["collective=allreduce"], won)
+            say("ibmc_mcast", "commutative MPI_Allreduce", size, nmin, won)
+        else:
+            ar = tree["collective=allreduce"]
+            ar["comm_type=intra"] = unwrap(ar["comm_type=intra"], "MPIR_Allreduce_intra_ibmc_mcast")
+            print("tuning.py: ibmc_mcast's allreduce wins at no projected point; MPI_Allreduce "
+                  "as MPICH chooses", file=sys.stderr)
+
+
 def say(what, op, size, nmin, won):
     print("tuning.py: %s for %s of at most %d B on communicators of %d or more "
           "(SIMULATED wins: %s)" % (what, op, size, nmin, ", ".join(
               "%d B from %d nodes" % (s, n) for s, n in sorted(won.items()))), file=sys.stderr)
 
 
+def options(args, allowed):
+    """{option: value} of the --NAME VALUE pairs after the positional
+    arguments, and the positional ones."""
+    opts, pos = {}, []
+    while args:
+        a = args.pop(0)
+        if a in allowed and args:
+            opts[a] = args.pop(0)
+        elif a.startswith("--"):
+            return None, None
+        else:
+            pos.append(a)
+    return opts, pos
+
+
 def main():
+    usage = ("usage: tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json [--allgather "
+             "ALLGATHER.tsv] [--barrier BARRIER.tsv] [--allreduce ALLREDUCE.tsv]\n"
+             "       tuning.py --extend IN.json OUT.json [--barrier BARRIER.tsv] "
+             "[--allreduce ALLREDUCE.tsv]")
     args = sys.argv[1:]
-    agtsv = None
-    if len(args) == 5 and args[3] == "--allgather":
-        agtsv = args[4]
-        args = args[:3]
-    if len(args) != 3:
-        sys.exit("usage: tuning.py PROJECTION.tsv MPICH_GENERIC_JSON OUT.json "
-                 "[--allgather ALLGATHER.tsv]")
-    tsv, generic, out = args
+    if args[:1] == ["--extend"]:
+        opts, pos = options(args[1:], ("--barrier", "--allreduce"))
+        if opts is None or len(pos) != 2:
+            sys.exit(usage)
+        with open(pos[0]) as f:
+            tree = json.load(f)
+        extend(tree, opts.get("--barrier"), opts.get("--allreduce"))
+        with open(pos[1], "w") as f:
+            json.dump(tree, f, indent=2)
+            f.write("\n")
+        return
+    opts, pos = options(args, ("--allgather", "--barrier", "--allreduce"))
+    if opts is None or len(pos) != 3:
+        sys.exit(usage)
+    tsv, generic, out = pos
+    agtsv = opts.get("--allgather")
     lat, _ = read(tsv, "lat")
     won = wins(lat, "ibmc_mcast:coroots", "smpi:binomial_tree")
     if not won:
@@ -148,6 +269,7 @@ def main():
         else:
             print("tuning.py: ibmc_node_rd wins at no projected point; MPI_Allgather as MPICH "
                   "chooses", file=sys.stderr)
+    extend(tree, opts.get("--barrier"), opts.get("--allreduce"))
     with open(out, "w") as f:
         json.dump(tree, f, indent=2)
         f.write("\n")
