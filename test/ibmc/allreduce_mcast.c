@@ -18,10 +18,15 @@
  * commutative operation on a contiguous datatype.
  *
  * usage: allreduce_mcast [--rounds R] [--expect-fallback] [--threads N]
+ *                        [--expect-lossless] [--expect-rc-arrivals]
  *   --expect-fallback  the channel is off: no broadcast by multicast, one
  *                      fallback per allreduce at each leader, same results
  *   --expect-lossless  no injected loss: besides, no NAK, retransmission
  *                      or duplicate at any rank during the calls
+ *   --expect-rc-arrivals  board writes are off
+ *                      (MPIR_CVAR_IBMC_MCAST_RDMA_ACKS=0): every partial
+ *                      result goes up as an RC message (else some must be
+ *                      RDMA writes)
  *   --threads N        instead, under MPI_THREAD_MULTIPLE: N threads, each
  *                      on a duplicate of MPI_COMM_WORLD of its own, R x 100
  *                      exact integer sums and order-sensitive double sums
@@ -461,6 +466,7 @@ static void threads_run(thread_arg_t * args, int nthreads, int rounds)
 int main(int argc, char **argv)
 {
     int provided, rounds = 3, expect_fallback = 0, expect_lossless = 0, nthreads = 0;
+    int expect_rc = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
@@ -470,6 +476,8 @@ int main(int argc, char **argv)
             expect_fallback = 1;
         else if (!strcmp(argv[i], "--expect-lossless"))
             expect_lossless = 1;
+        else if (!strcmp(argv[i], "--expect-rc-arrivals"))
+            expect_rc = 1;
     }
     if (nthreads < 0 || nthreads > MAX_THREADS) {
         printf("allreduce_mcast: --threads takes 0 to %d\n", MAX_THREADS);
@@ -517,6 +525,7 @@ int main(int argc, char **argv)
     unsigned long long bcasts0 = pvar("ibmc_mcast_bcasts");
     unsigned long long fb0 = pvar("ibmc_mcast_fallbacks");
     unsigned long long arr0 = pvar("ibmc_mcast_arrivals_sent");
+    unsigned long long wr0 = pvar("ibmc_mcast_arrivals_written");
     unsigned long long rep0[MPIT_NREPAIRS];
     mpit_repairs_read("allreduce_mcast", rep0, &fails);
     if (nthreads)
@@ -534,6 +543,7 @@ int main(int argc, char **argv)
     unsigned long long bcasts = pvar("ibmc_mcast_bcasts") - bcasts0;
     unsigned long long fb = pvar("ibmc_mcast_fallbacks") - fb0;
     unsigned long long arr = pvar("ibmc_mcast_arrivals_sent") - arr0;
+    unsigned long long wr = pvar("ibmc_mcast_arrivals_written") - wr0;
     if (expect_lossless)
         mpit_repairs_check("allreduce_mcast", rank, rep0, &fails);
     for (int t = 0; t < nthreads; t++)
@@ -551,10 +561,11 @@ int main(int argc, char **argv)
      * the leaders' rank 0 (world rank 0) */
     unsigned long long want_arr = leader && rank != 0 && !expect_fallback && !nthreads ?
         (unsigned long long) calls_boards : 0;
-    if (!fails && !nthreads && arr != want_arr) {
+    if (!fails && !nthreads && (arr != want_arr || (expect_rc ? wr != 0 : want_arr && wr == 0))) {
         printf("allreduce_mcast: FAIL: rank %d%s: %llu partial results reported up the board "
-               "tree in %ld allreduces; not %llu\n", rank, leader ? " (a node leader)" : "", arr,
-               calls, want_arr);
+               "tree, %llu of them by RDMA write, in %ld allreduces; not %llu, %s\n", rank,
+               leader ? " (a node leader)" : "", arr, wr, calls, want_arr,
+               expect_rc ? "none written" : "some written");
         fails++;
     }
     int all_fails;

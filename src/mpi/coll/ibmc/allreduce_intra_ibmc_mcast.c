@@ -230,12 +230,15 @@ static int allreduce_boards(void *recvbuf, MPI_Aint count, MPI_Datatype datatype
     MPIR_Datatype_get_size_macro(datatype, type_size);
     MPIR_Datatype_is_contig(datatype, &is_contig);
     MPI_Aint nbytes = count * type_size;
-    if (!is_contig || nbytes <= 0 || nbytes > MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES ||
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    /* the board's slots hold the bytes only: the operation is handed their
+     * addresses as buffers, which a datatype whose data starts elsewhere
+     * than at its origin would misread */
+    if (!is_contig || true_lb != 0 || nbytes <= 0 || nbytes > MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES ||
         !MPIR_Op_is_commutative(op))
         return MPI_SUCCESS;
-    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
     combine_ctx_t x = {.count = count,.datatype = datatype,.op = op,.mpi_errno = MPI_SUCCESS };
-    mpi_errno = MPIDI_IBMC_mcast_allreduce((char *) recvbuf + true_lb, nbytes, comm,
+    mpi_errno = MPIDI_IBMC_mcast_allreduce(recvbuf, nbytes, comm,
                                            MPIR_CVAR_IBMC_ALLREDUCE_FANOUT, combine, &x, used);
     *refused = !*used;
     return mpi_errno ? mpi_errno : x.mpi_errno;

@@ -135,22 +135,27 @@ void MPIDI_IBMC_mcast_chan_release(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t *
     chan_free_memory(mch);
 }
 
-/* A board for c's ACKs and barrier arrivals (MPIDI_IBMC_mcast_boardmem_t):
- * a free one big enough, or a new one.  Without one (no memory, or the
- * registration failed) the channel still works: members send their ACKs
- * and arrivals to this process as RC messages. */
+/* A board for c's ACKs, arrivals and partial results
+ * (MPIDI_IBMC_mcast_boardmem_t): a free one of a channel of the same size,
+ * or a new one.  Only the same size: the board's parts start at offsets
+ * that depend on it, and a late ACK write of the channel that used the
+ * board before must land in the ACK part, where its epoch marks it
+ * foreign, never in another channel's arrival counts or partial results.
+ * Without one (no memory, or the registration failed) the channel still
+ * works: members send their ACKs and reports to this process as RC
+ * messages. */
 static void board_get(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                       MPIDI_IBMC_mcast_chan_t * c)
 {
     MPIDI_IBMC_mcast_boardmem_t *b;
     for (b = mc->boards; b; b = b->next)
-        if (!b->in_use && (size_t) b->cap >= IBMC_MCAST_BOARD_WORDS(c->ch.size))
+        if (!b->in_use && (size_t) b->cap == IBMC_MCAST_BOARD_WORDS(c->ch.size))
             break;
     if (!b) {
         b = MPL_calloc(1, sizeof(*b), MPL_MEM_OTHER);
         if (!b)
             return;
-        b->cap = (int) MPL_MAX(IBMC_MCAST_BOARD_WORDS(c->ch.size), 128);
+        b->cap = (int) IBMC_MCAST_BOARD_WORDS(c->ch.size);
         b->words = MPL_aligned_alloc(64, (size_t) b->cap * sizeof(uint64_t), MPL_MEM_BUFFER);
         if (b->words) {
             memset(b->words, 0, (size_t) b->cap * sizeof(uint64_t));
