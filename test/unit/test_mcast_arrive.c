@@ -22,8 +22,10 @@
 
 /* What the member sent: its last write or RC message. */
 typedef struct {
-    int writes, rcs;
+    int writes, rcs, data_writes;
     int can_write;
+    size_t data_off;
+    uint32_t data;              /* the first 4 bytes of the last data write */
     int to, which;
     uint64_t word;
     ibmc_mcast_rc_t h;
@@ -81,6 +83,21 @@ static int w_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, uin
     return 0;
 }
 
+static int w_write_data(void *io, ibmc_mcast_chan_t * c, int to, size_t offset, const void *data,
+                        size_t len, int *written)
+{
+    world_t *w = io;
+    (void) c;
+    *written = w->can_write && len >= 4;
+    if (*written) {
+        w->data_writes++;
+        w->to = to;
+        w->data_off = offset;
+        memcpy(&w->data, data, 4);
+    }
+    return 0;
+}
+
 static double w_now(void *io)
 {
     (void) io;
@@ -107,7 +124,7 @@ static void w_free(void *io, void *p)
 
 static const ibmc_mcast_ops_t ops = {
     .post = w_post,.flush = w_flush,.post_room = w_room,.send_rc = w_send_rc,
-    .write_board = w_write_board,.now = w_now,.wait = w_wait,.poll = w_wait,
+    .write_board = w_write_board,.write_data = w_write_data,.now = w_now,.wait = w_wait,.poll = w_wait,
     .zalloc = w_zalloc,.free = w_free
 };
 
@@ -116,7 +133,7 @@ typedef struct {
     ibmc_mcast_engine_t eng;
     ibmc_mcast_stats_t stats;
     ibmc_mcast_chan_t ch;
-    uint64_t board[64];
+    uint64_t board[IBMC_MCAST_BOARD_WORDS(8)];
 } member_t;
 
 static const uint32_t epoch = 5;
@@ -140,13 +157,36 @@ static void land(member_t * m, int child, uint32_t ep, uint32_t count)
     m->board[m->ch.size + child] = ibmc_mcast_board_word(ep, count);
 }
 
-/* An RC report from member `from` under fanout f. */
-static void rc_report(member_t * m, int from, uint32_t count, int f)
+/* An RC report from member `from` under fanout f, with len bytes of body. */
+static void rc_report_body(member_t * m, int from, uint32_t count, int f, const void *body,
+                           size_t len)
 {
     ibmc_mcast_rc_t h = {.kind = IBMC_MCAST_RC_ARRIVE,.context_id = 9,.epoch = epoch,.a = count,
         .b = (uint32_t) f,.root = -1
     };
-    ibmc_mcast_rc_in(&m->ch, from, &h, NULL, 0);
+    ibmc_mcast_rc_in(&m->ch, from, &h, body, len);
+}
+
+static void rc_report(member_t * m, int from, uint32_t count, int f)
+{
+    rc_report_body(m, from, count, f, NULL, 0);
+}
+
+/* A child's partial result in slot k of m's board, as its RDMA write lands. */
+static void land_data(member_t * m, int k, uint32_t v)
+{
+    memcpy((unsigned char *) m->board + IBMC_MCAST_PARTIAL_OFFSET(m->ch.size, k), &v, 4);
+}
+
+static void sum_u32(void *ctx, const void *in, void *inout, size_t len)
+{
+    uint32_t a, b;
+    (void) ctx;
+    (void) len;
+    memcpy(&a, in, 4);
+    memcpy(&b, inout, 4);
+    b += a;
+    memcpy(inout, &b, 4);
 }
 
 int main(void)
@@ -286,6 +326,54 @@ int main(void)
         ibmc_mcast_chan_free(&p->ch);
         free(m);
         free(p);
+    }
+    TAP_TEST("an allreduce's parent combines its children's slots, written or sent, once "
+             "their counts say they are in, and reports the sum by a data write, then a count") {
+        /* member 1 of 7, fanout 2: children 3 (slot 0) and 4 (slot 1) */
+        member_t *m = malloc(sizeof(*m));
+        int done;
+        uint32_t acc = 100, four = 40;
+        member_init(m, 7, 1, 1);
+        ibmc_mcast_reduce_start(&m->ch, 2, &acc, 4, sum_u32, NULL);
+        land_data(m, 0, 30);
+        ibmc_mcast_arrive_test(&m->ch, &done);
+        CHECK(!done && acc == 100, "combined before any count was in: %u", acc);
+        land(m, 3, epoch, 1);
+        rc_report_body(m, 4, 1, 2, &four, 4);
+        ibmc_mcast_arrive_test(&m->ch, &done);
+        CHECK(done && acc == 170, "done %d, sum %u, not 170", done, acc);
+        /* member 1 is its parent 0's first child: slot 0 */
+        CHECK(m->w.data_writes == 1 && m->w.data == 170 &&
+              m->w.data_off == IBMC_MCAST_PARTIAL_OFFSET(7, 0) && m->w.writes == 1 &&
+              m->w.which == IBMC_MCAST_BOARD_ARRIVALS && m->w.to == 0 && m->w.rcs == 0,
+              "%d data writes of %u at %zu, %d word writes, %d RC messages", m->w.data_writes,
+              m->w.data, m->w.data_off, m->w.writes, m->w.rcs);
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
+    }
+
+    TAP_TEST("a report of the current call with another fanout or length, or a count more "
+             "than one call ahead, is dropped and not believed") {
+        member_t *m = malloc(sizeof(*m));
+        int done;
+        uint32_t acc = 1, v = 5;
+        uint64_t big = 7;
+        member_init(m, 7, 1, 1);
+        ibmc_mcast_reduce_start(&m->ch, 2, &acc, 4, sum_u32, NULL);
+        rc_report_body(m, 3, 1, 3, &v, 4);      /* 3 is no child of 1 under fanout 3 */
+        rc_report_body(m, 4, 1, 4, &v, 4);      /* 4 is 1's child under fanout 3... not 4 */
+        rc_report_body(m, 3, 1, 2, &big, 8);    /* 8 bytes in a 4-byte allreduce */
+        rc_report_body(m, 4, 3, 2, &v, 4);      /* two calls ahead */
+        land(m, 3, epoch, 3);   /* likewise, on the board */
+        ibmc_mcast_arrive_test(&m->ch, &done);
+        CHECK(!done && acc == 1, "believed a malformed report: done %d, acc %u", done, acc);
+        CHECK(m->stats.dropped == 5, "%llu dropped, not 5", m->stats.dropped);
+        rc_report_body(m, 3, 1, 2, &v, 4);
+        rc_report_body(m, 4, 1, 2, &v, 4);
+        ibmc_mcast_arrive_test(&m->ch, &done);
+        CHECK(done && acc == 11, "done %d, acc %u, not 11", done, acc);
+        ibmc_mcast_chan_free(&m->ch);
+        free(m);
     }
     return tap_done();
 }

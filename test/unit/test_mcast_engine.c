@@ -1130,7 +1130,7 @@ int main(void)
              "claiming packets that may be on their way: the member NAKs nothing and "
              "acknowledges") {
         member_t *r = malloc(sizeof(*r)), *m = malloc(sizeof(*m));
-        static uint64_t board[4];       /* IBMC_MCAST_BOARD_WORDS(2) */
+        static uint64_t board[IBMC_MCAST_BOARD_WORDS(2)];
         member_init(m, 1);
         memset(r, 0, sizeof(*r));
         r->w.room = 64;

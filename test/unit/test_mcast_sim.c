@@ -275,6 +275,12 @@ static int op_write_board(void *io, ibmc_mcast_chan_t * c, int to, int which, ui
     member_t *me = io;
     sim_t *s = me->s;
     (void) c;
+    /* an arrival count cannot always go as a write (a busy send queue):
+     * then it rides an RC message, maybe after its data was written */
+    if (which == IBMC_MCAST_BOARD_ARRIVALS && chance(s, 0.1)) {
+        *written = 0;
+        return 0;
+    }
     msg_t m = {.kind = MSG_WRITE,.src = me->who,.dst = to,.word = word,.which = which };
     push(&s->rc[me->who][to], &m);
     s->acks++;
@@ -289,7 +295,7 @@ static int op_write_data(void *io, ibmc_mcast_chan_t * c, int to, size_t offset,
     sim_t *s = me->s;
     (void) c;
     msg_t m = {.kind = MSG_WRITE,.src = me->who,.dst = to,.which = -1,.offset = offset,.len = len };
-    *written = len <= sizeof(m.pkt);
+    *written = len <= sizeof(m.pkt) && !chance(s, 0.1);
     if (!*written)
         return 0;
     memcpy(m.pkt, data, len);
@@ -774,7 +780,8 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
         /* every member but rank 0 reports once a barrier, its subtree's */
         CHECK(sent == want * (c->members - 1), "%llu arrivals reported, not %llu",
               (unsigned long long) sent, (unsigned long long) (want * (c->members - 1)));
-        CHECK(c->boards ? written == sent && read > 0 && read <= sent : written == 0 && read == 0,
+        CHECK(c->boards ? written < sent && written > sent / 2 && read > 0 && read <= written :
+              written == 0 && read == 0,
               "arrivals: %llu reported, %llu written, %llu read off boards",
               (unsigned long long) sent, (unsigned long long) written, (unsigned long long) read);
     }

@@ -9,11 +9,19 @@
 #define CALL(expr) do { err = (expr); if (err) return err; } while (0)
 
 /* Member `from`'s subtree has entered `count` barriers and allreduces:
- * keep the larger. */
-static void heard(ibmc_mcast_chan_t * c, int from, uint32_t count)
+ * keep the larger.  A child is at most one call ahead of its parent (it
+ * enters the next only after the current one's release, which needs the
+ * parent's report); a count beyond that is no child's, and is dropped.
+ * Returns 1 when it was taken. */
+static int heard(ibmc_mcast_chan_t * c, int from, uint32_t count)
 {
+    if (ibmc_mcast_seq_diff(count, c->arr.entered) > 1) {
+        c->eng->stats->dropped++;
+        return 0;
+    }
     if (ibmc_mcast_seq_diff(count, c->arr.heard[from]) > 0)
         c->arr.heard[from] = count;
+    return 1;
 }
 
 /* Which child of its parent member m is under fanout f (its slot). */
@@ -50,9 +58,13 @@ int ibmc_mcast_arrive_rc_in(ibmc_mcast_chan_t * c, int from, const ibmc_mcast_rc
     /* the sender names its fanout: a child that is already in a barrier
      * may report before this process enters it */
     int fanout = (int) h->b;
+    /* a report of the call this process is in must be of its shape */
+    int current = h->a == c->arr.entered && c->arr.reported != c->arr.entered;
     if (from <= 0 || from >= c->size || fanout < 2 ||
         ibmc_mcast_arrive_parent(from, fanout) != c->rank || blen > IBMC_MCAST_PARTIAL_BYTES ||
-        (blen && child_slot(from, fanout) >= IBMC_MCAST_PARTIAL_SLOTS)) {
+        (blen && child_slot(from, fanout) >= IBMC_MCAST_PARTIAL_SLOTS) ||
+        ibmc_mcast_seq_diff(h->a, c->arr.entered) > 1 ||
+        (current && (fanout != c->arr.fanout || blen != c->arr.len))) {
         c->eng->stats->dropped++;
         return 0;
     }

@@ -46,8 +46,15 @@
  * a parent are not consecutive ranks.
  *
  * An RC report from a member that is not a child of this process under
- * the tree (its fanout is in the message) is dropped and counted: only a
- * child's count is believed.
+ * the tree (its fanout is in the message), a count more than one call
+ * ahead of this process (no child can be), or a report of the call this
+ * process is in with another fanout or length is dropped and counted.
+ * The members of a channel hold its boards' keys and could write anywhere
+ * in them, so these checks catch stale, foreign and malformed reports,
+ * not a member that lies; a job's processes trust each other, as MPI's
+ * do.  The data-then-count order rests on the RC QP placing an RDMA
+ * write's data before a later write's (no relaxed ordering is asked for
+ * on these QPs or their memory).
  *
  * The tree and the counts are pure logic; the engine's part drives them
  * through ibmc_mcast_ops_t (test/unit/test_mcast_arrive.c, on the host).
