@@ -24,7 +24,9 @@
 #   REPORT_ONLY=1 ./project-barrier.sh     the same from OUTDIR's finished run
 #   ./project-barrier.sh --doc FILE OUTDIR also replaces the generated region
 #                                  of FILE (doc/results.md,
-#                                  <!-- sim-barrier:begin/end -->)
+#                                  <!-- sim-barrier:begin/end -->) and
+#                                  the selection file's MPI_Barrier rule
+#                                  (maint/tuning/coll/ibmc, tuning.py)
 #
 # Under loss, only the release changes (the arrivals and the baselines go
 # over reliable point-to-point): LOSSES gives the multicast loss rates at
@@ -146,6 +148,9 @@ md=$OUT/barrier.md
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
+    # the committed selection file's MPI_Barrier rule, from this table (tuning.py)
+    sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
+    python3 tuning.py --extend "$sel" "$sel" --barrier "$tsv" || fail=1
     splice_doc "$doc" "$md" sim-barrier "MPI_Barrier projection to 8-8192 nodes (SIMULATED)" \
         bench/sim/project-barrier.sh || fail=1
 fi
