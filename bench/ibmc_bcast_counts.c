@@ -165,6 +165,7 @@ int main(int argc, char **argv)
     if (late && rank != 0)
         usleep(300000 + 100000 * (unsigned) __builtin_popcount((unsigned) rank));
     size_t nd = len / sizeof(double);
+    double t0 = MPI_Wtime();
     for (int it = 0; it < iters; it++) {
         if (call == C_ALLREDUCE)
             for (size_t i = 0; i < nd; i++)
@@ -192,6 +193,10 @@ int main(int argc, char **argv)
                 bad = 1;
             }
     }
+    /* the VM's time per call, slowest rank: a ratio between algorithms of
+     * one run (one boot), never an absolute figure (bench/README.md) */
+    double us = (MPI_Wtime() - t0) * 1e6 / iters, us_max = 0;
+    MPI_Reduce(&us, &us_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     read_all(after, have);
     for (int i = 0; i < NC; i++)
@@ -207,6 +212,10 @@ int main(int argc, char **argv)
             printf("bcast-counts: root %s %.3f\n", counters[i], d[i]);
             printf("bcast-counts: recv %s %.3f\n", counters[i],
                    size > 1 ? (sum[i] - d[i]) / (size - 1) : 0.0);
+        }
+        if (!late) {
+            printf("bcast-counts: root us_per_call %.1f\n", us_max);
+            printf("bcast-counts: recv us_per_call %.1f\n", us_max);
         }
         if (anybad)
             printf("bcast-counts: FAIL: wrong bytes received\n");
