@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # bench/sim/plot_projection.py: the figure of a projection run, latency
 # against the number of nodes (SIMULATED): small-message MPI_Bcast from
-# bench/sim/project.sh, or MPI_Allgather from bench/sim/project-allgather.sh
-# (rows whose `what` is "ag").
+# bench/sim/project.sh, MPI_Allgather from bench/sim/project-allgather.sh
+# (rows whose `what` is "ag"), MPI_Barrier from project-barrier.sh ("bar")
+# or MPI_Allreduce from project-allreduce.sh ("ar").
 #
 #   python3 bench/sim/plot_projection.py PROJECTION.tsv OUT.png
 #
@@ -30,15 +31,29 @@ ALLGATHER = [
     ("smpi:ring", "SMPI ring", ":v"),
     ("smpi:mpich", "SMPI mpich selector", ":s"),
 ]
+BARRIER = [
+    ("ibmc_mcast", "ibmc_mcast (board tree, F=32, multicast release)", "-o"),
+    ("smpi:ompi_bruck", "SMPI ompi_bruck (dissemination)", "-s"),
+    ("smpi:mpich", "SMPI mpich selector", ":s"),
+]
+ALLREDUCE = [
+    ("ibmc_mcast", "ibmc_mcast (board tree, F=32, multicast result)", "-o"),
+    ("smpi:rdb", "SMPI rdb (recursive doubling)", "-s"),
+    ("smpi:mpich", "SMPI mpich selector", ":s"),
+]
+KINDS = {"lat": (BCAST, "MPI_Bcast"), "ag": (ALLGATHER, "MPI_Allgather"),
+         "bar": (BARRIER, "MPI_Barrier"), "ar": (ALLREDUCE, "MPI_Allreduce")}
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot_projection.py PROJECTION.tsv OUT.png")
     rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t")
-            if r["what"] in ("lat", "ag") and r["mean_lat_us"]]
-    ag = any(r["what"] == "ag" for r in rows)
-    labels, op = (ALLGATHER, "MPI_Allgather") if ag else (BCAST, "MPI_Bcast")
+            if r["what"] in KINDS and r["mean_lat_us"]]
+    what = rows[0]["what"]
+    rows = [r for r in rows if r["what"] == what]
+    ag = what == "ag"
+    labels, op = KINDS[what]
     sizes = sorted({int(r["size"]) for r in rows})
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
     for ax, size in zip(axes[0], sizes):
@@ -51,8 +66,9 @@ def main():
         ax.set_yscale("log")
         ax.set_xlabel("nodes")
         ax.set_ylabel("%s latency, us (SIMULATED)" % op)
-        ax.set_title("%d B%s, HDR-class star to 64 nodes, fat tree above (SimGrid)"
-                     % (size, " per rank, %s per node" % rows[0]["ppn"] if ag else ""))
+        ax.set_title("%s%s, HDR-class star to 64 nodes, fat tree above (SimGrid)"
+                     % ("%d B" % size if what != "bar" else "barrier",
+                        " per rank, %s per node" % rows[0]["ppn"] if ag else ""), fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()

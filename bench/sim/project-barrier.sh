@@ -26,7 +26,8 @@
 #                                  of FILE (doc/results.md,
 #                                  <!-- sim-barrier:begin/end -->) and
 #                                  the selection file's MPI_Barrier rule
-#                                  (maint/tuning/coll/ibmc, tuning.py)
+#                                  (maint/tuning/coll/ibmc, tuning.py), and
+#                                  draws doc/img/sim_barrier.png
 #
 # Under loss, only the release changes (the arrivals and the baselines go
 # over reliable point-to-point): LOSSES gives the multicast loss rates at
@@ -151,7 +152,13 @@ if [ -n "$doc" ]; then
     # the committed selection file's MPI_Barrier rule, from this table (tuning.py)
     sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
     python3 tuning.py --extend "$sel" "$sel" --barrier "$tsv" || fail=1
+    top=$(cd ../.. && pwd)
+    if py=$(matplotlib_python); then
+        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_barrier.png" || fail=1
+    else
+        echo "project-barrier: no matplotlib (python3-matplotlib): no figure" >&2
+    fi
     splice_doc "$doc" "$md" sim-barrier "MPI_Barrier projection to 8-8192 nodes (SIMULATED)" \
-        bench/sim/project-barrier.sh || fail=1
+        bench/sim/project-barrier.sh "$top/doc/img/sim_barrier.png" || fail=1
 fi
 exit $fail
