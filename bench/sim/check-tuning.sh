@@ -81,7 +81,8 @@ if bad:
     sys.exit("FAIL: " + "; ".join(bad))
 PY
 # the barrier wins from 64 nodes up (ties at 8); the allreduce at 8 B from
-# 64 nodes up and never at 1024 B: the rules must say just that, for
+# 64 nodes up, and at 1024 B too, which the board tree does not take (its
+# win is ibmc_mcast's RC reduce's): the rules must say just that, for
 # communicators that are no parent (barrier) and commutative operations
 # (allreduce), and --extend must replace them, not stack them
 hdr='what	nodes	size	variant	mean_lat_us'
@@ -92,7 +93,7 @@ printf '%s\n' "$hdr" \
 printf '%s\n' "$hdr" \
     "ar	8	8	ibmc_mcast	2.0" "ar	8	8	smpi:rdb	2.2" \
     "ar	64	8	ibmc_mcast	3.0" "ar	64	8	smpi:rdb	6.0" \
-    "ar	64	1024	ibmc_mcast	9.0" "ar	64	1024	smpi:rdb	9.5" >"$TMP/ar.tsv"
+    "ar	64	1024	ibmc_mcast	9.0" "ar	64	1024	smpi:rdb	19.5" >"$TMP/ar.tsv"
 python3 tuning.py "$TMP/win.tsv" "$TMP/generic.json" "$TMP/all.json" --barrier "$TMP/bar.tsv" \
     --allreduce "$TMP/ar.tsv" 2>/dev/null || { echo "FAIL: tuning.py failed with --barrier and --allreduce"; exit 1; }
 python3 tuning.py --extend "$TMP/all.json" "$TMP/again.json" --barrier "$TMP/bar.tsv" \

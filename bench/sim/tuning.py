@@ -55,7 +55,10 @@
 # count, as in the simulation.
 #
 # Allreduce (project-allreduce.sh), against SMPI's recursive doubling
-# (MPICH's choice for small messages): up to the largest winning size, for
+# (MPICH's choice for small messages), over the sizes the board tree takes
+# (at most BOARD_MAX_BYTES; above, ibmc_mcast reduces over RC, another
+# algorithm whose own wins would set one node count for every size): up
+# to the largest winning size, for
 # commutative operations only (the ones whose projected path, the board
 # tree, takes), from the smallest node count that wins at every larger
 # one.  CH4's composition hands a commutative allreduce on a parent
@@ -66,6 +69,7 @@ import json
 import sys
 
 MARGIN = 1.25
+BOARD_MAX_BYTES = 128   # MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES
 INT_MAX = 2**31 - 1
 
 
@@ -194,6 +198,7 @@ def extend(tree, bartsv, artsv):
                   "MPICH chooses", file=sys.stderr)
     if artsv:
         lat, _ = read(artsv, "ar")
+        lat = {k: v for k, v in lat.items() if k[1] <= BOARD_MAX_BYTES}
         won = wins(lat, "ibmc_mcast", "smpi:rdb")
         if won:
             size, nmin = rule_allreduce(tree["collective=allreduce"], won)
