@@ -35,7 +35,10 @@
 #   REPORT_ONLY=1 ./project-allreduce.sh   the same from OUTDIR's finished run
 #   ./project-allreduce.sh --doc FILE OUTDIR  also replaces the generated
 #                                  region of FILE (doc/results.md,
-#                                  <!-- sim-allreduce:begin/end -->)
+#                                  <!-- sim-allreduce:begin/end -->) and
+#                                  the selection file's MPI_Allreduce rule
+#                                  (maint/tuning/coll/ibmc, tuning.py), and
+#                                  draws doc/img/sim_allreduce.png
 #
 # Under loss, only the result's multicast changes (the reduce and the
 # baselines go over reliable point-to-point): at the first size, LOSSES
@@ -231,7 +234,16 @@ md=$OUT/allreduce.md
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
+    # the committed selection file's MPI_Allreduce rule, from this table (tuning.py)
+    sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
+    python3 tuning.py --extend "$sel" "$sel" --allreduce "$tsv" || fail=1
+    top=$(cd ../.. && pwd)
+    if py=$(matplotlib_python); then
+        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_allreduce.png" || fail=1
+    else
+        echo "project-allreduce: no matplotlib (python3-matplotlib): no figure" >&2
+    fi
     splice_doc "$doc" "$md" sim-allreduce "MPI_Allreduce projection to 8-8192 nodes (SIMULATED)" \
-        bench/sim/project-allreduce.sh || fail=1
+        bench/sim/project-allreduce.sh "$top/doc/img/sim_allreduce.png" || fail=1
 fi
 exit $fail
