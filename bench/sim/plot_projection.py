@@ -58,6 +58,8 @@ def main():
     fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
     for ax, size in zip(axes[0], sizes):
         for key, label, style in labels:
+            if what == "ar" and key == "ibmc_mcast" and size > 128:
+                label = "ibmc_mcast (k-nomial reduce over RC, multicast result)"
             pts = sorted((int(r["nodes"]), float(r["mean_lat_us"])) for r in rows
                          if int(r["size"]) == size and r["variant"] == key)
             if pts:
