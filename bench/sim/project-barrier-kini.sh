@@ -13,7 +13,7 @@
 # arrivals over RDMA in a different tree and release by multicast without
 # the channel's reliability), and so do the fabrics.
 #
-#   ./validate-barrier.sh [--doc FILE] [OUTDIR]   region sim-barrier-kini
+#   ./project-barrier-kini.sh [--doc FILE] [OUTDIR]   region sim-barrier-kini
 #
 # Environment (defaults): NODES="15 16", FANOUT=32, ITERS=10, CPU_US=0.2,
 # ONEWAY_US=1.0, BW=25e9.
@@ -51,7 +51,7 @@ for n in $NODES; do
 done
 read -r day time tz s commit <<<"$(run_stamp $(($(date +%s) - t0)))"
 {
-    stamp_line bench/sim/validate-barrier.sh "$day" "$time" "$tz" "$s" "$commit"
+    stamp_line bench/sim/project-barrier-kini.sh "$day" "$time" "$tz" "$s" "$commit"
     echo "**SIMULATED**, on the broadcast projection's platform (${BW} B/s, one-way ${ONEWAY_US} us,"
     echo "${CPU_US} us of CPU per message), $ITERS barriers a point, fanout $FANOUT. Published: Kini et al."
     echo "2003, up to 1.29x a point-to-point barrier at 16 nodes and 1.71x at counts that are not"
@@ -66,6 +66,6 @@ cat "$md"
 if [ -n "$doc" ]; then
     splice_doc "$doc" "$md" sim-barrier-kini \
         "MPI_Barrier at 15 and 16 nodes beside Kini et al. 2003 (SIMULATED)" \
-        bench/sim/validate-barrier.sh || fail=1
+        bench/sim/project-barrier-kini.sh || fail=1
 fi
 exit $fail
