@@ -9,7 +9,7 @@
  * SimGrid's SMPI, on the platform ibmc_sim writes (--platform-out);
  * project-allreduce.sh and project-barrier.sh run it.
  *
- *   smpi_allreduce allreduce|reduce|knomial:R|barrier|arrive:R SIZE K [SETTLE_US]
+ *   smpi_allreduce allreduce|reduce|knomial:R|barrier SIZE K [SETTLE_US]
  *       K times: barrier; rank 0 takes the time, adds SETTLE_US (default
  *       50) and broadcasts that instant; every rank waits until it
  *       (smpi_execute), so all start together as after ibmc_sim's ideal
@@ -21,9 +21,7 @@
  *       the last rank's end, for a reduce rank 0's end (where the result
  *       is, and the multicast would start), less the common start.
  *       Prints mean_lat_us, the mean over the K calls.
- *       barrier: MPI_Barrier, the last rank's end; arrive:R: the arrival
- *       step of ibmc_mcast's barrier (barrier_intra_ibmc_mcast.c), empty
- *       messages up the same k-nomial tree, rank 0's end (SIZE ignored).
+ *       barrier: MPI_Barrier, the last rank's end (SIZE ignored).
  *
  * MPI_Allreduce, MPI_Reduce and MPI_Barrier run SMPI's choice under
  * --cfg=smpi/allreduce:..., --cfg=smpi/reduce:... and --cfg=smpi/barrier:...  Every figure printed
@@ -76,27 +74,6 @@ static void reduce_knomial(const double *in, double *out, int n, int radix, MPI_
     free(ch);
 }
 
-/* ibmc_mcast's barrier arrival step (barrier_intra_ibmc_mcast.c,
- * arrive_knomial): every child's empty message posted at once, then one to
- * the parent */
-static void arrive_knomial(int radix, MPI_Comm comm)
-{
-    int rank, np;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &np);
-    int maxc = ibmc_knomial_max_children(np, radix);
-    int *ch = malloc(sizeof(int) * (size_t) (maxc > 0 ? maxc : 1));
-    int nc = ibmc_knomial_children(rank, np, radix, ch, maxc);
-    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) (nc > 0 ? nc : 1));
-    for (int i = 0; i < nc; i++)
-        MPI_Irecv(NULL, 0, MPI_BYTE, ch[i], 0, comm, &reqs[i]);
-    MPI_Waitall(nc, reqs, MPI_STATUSES_IGNORE);
-    if (rank != 0)
-        MPI_Send(NULL, 0, MPI_BYTE, ibmc_knomial_parent(rank, np, radix), 0, comm);
-    free(reqs);
-    free(ch);
-}
-
 int main(int argc, char *argv[])
 {
     MPI_Init(&argc, &argv);
@@ -105,16 +82,15 @@ int main(int argc, char *argv[])
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     argc = smpi_positional_args(argc, argv);
     int radix = argc >= 2 && !strncmp(argv[1], "knomial:", 8) ? atoi(argv[1] + 8) : 0;
-    int arrive = argc >= 2 && !strncmp(argv[1], "arrive:", 7) ? atoi(argv[1] + 7) : 0;
     int barrier = argc >= 2 && !strcmp(argv[1], "barrier");
     if (argc < 4 || (strcmp(argv[1], "allreduce") && strcmp(argv[1], "reduce") && radix < 2 &&
-                     arrive < 2 && !barrier)) {
+                     !barrier)) {
         if (!rank)
-            fprintf(stderr, "usage: smpi_allreduce allreduce|reduce|knomial:R|barrier|arrive:R "
+            fprintf(stderr, "usage: smpi_allreduce allreduce|reduce|knomial:R|barrier "
                     "SIZE K [SETTLE_US]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int all = !strcmp(argv[1], "allreduce") || barrier, sync = barrier || arrive;
+    int all = !strcmp(argv[1], "allreduce") || barrier, sync = barrier;
     int n = (int) (strtoull(argv[2], NULL, 0) / sizeof(double));
     if (n < 1)
         n = 1;
@@ -140,8 +116,6 @@ int main(int argc, char *argv[])
         smpi_execute(start - now);
         if (barrier)
             MPI_Barrier(MPI_COMM_WORLD);
-        else if (arrive)
-            arrive_knomial(arrive, MPI_COMM_WORLD);
         else if (all)
             MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         else if (radix)
