@@ -74,6 +74,11 @@ typedef struct {
                                  * release) and one a small allreduce
                                  * (ibmc_mcast_reduce, then rank 0's broadcast of the
                                  * sum), with F children a parent */
+    int in_place;               /* with inflight: a posted broadcast may be received in
+                                 * place (place_arm): a second receive queue per member,
+                                 * one receive per fragment, each writing its payload
+                                 * at its fragment's place in order of arrival, as a
+                                 * device consumes receive work requests */
 } config_t;
 
 /* One packet in flight: multicast, an RC message, or an ACK board write. */
@@ -136,6 +141,12 @@ typedef struct {
                                  * as a node leader waits for its root's data */
     uint64_t frags_expected;
     uint64_t forged_by_reason[IBMC_MCAST_RX_NVERDICTS];
+    /* the in-place receive queue (config in_place) */
+    int armed;
+    unsigned char *place_buf;
+    uint64_t place_len;
+    uint32_t place_n, place_used;
+    uint64_t arms, disarms;
 } member_t;
 
 typedef struct sim {
@@ -335,12 +346,64 @@ static int op_post_ctl(void *io, ibmc_mcast_chan_t * c, const void *pkt, size_t 
     return *sent ? op_post(io, c, pkt, len) : 0;
 }
 
+static int op_place_arm(void *io, ibmc_mcast_chan_t * c, void *place, void *buf, uint64_t len,
+                        uint32_t nfrags, int *armed)
+{
+    member_t *me = io;
+    (void) c;
+    *armed = 0;
+    if (place != me || me->armed)
+        return -1;
+    me->armed = *armed = 1;
+    me->place_buf = buf;
+    me->place_len = len;
+    me->place_n = nfrags;
+    me->place_used = 0;
+    me->arms++;
+    return 0;
+}
+
+/* Every receive of the queue completes as its packet comes (place_in), so
+ * taking the rest back only ends the queue. */
+static int op_place_disarm(void *io, ibmc_mcast_chan_t * c, void *place)
+{
+    member_t *me = io;
+    (void) c;
+    if (place != me || !me->armed)
+        return -1;
+    me->disarms++;
+    me->armed = 0;
+    return 0;
+}
+
 static const ibmc_mcast_ops_t ops = {
     .post = op_post,.flush = op_flush,.post_ctl = op_post_ctl,.post_room = op_post_room,
     .send_rc = op_send_rc,
     .write_board = op_write_board,.write_data = op_write_data,.now = op_now,.wait = op_wait,.poll = op_wait,.zalloc = op_zalloc,
-    .free = op_free
+    .free = op_free,.place_arm = op_place_arm,.place_disarm = op_place_disarm
 };
+
+/* A multicast packet reaches an armed member's in-place queue beside its
+ * main one: the queue's next receive takes it, whatever it is, its header
+ * to scratch and its payload over that receive's fragment place (the rest
+ * of a longer one, which a device would scatter to an overflow buffer, is
+ * not written).  A packet that is not that fragment ends the in-place
+ * receive (the engine disarms); its twin on the main queue is judged. */
+static int place_in(member_t * me, const msg_t * q)
+{
+    if (!me->armed || me->place_used == me->place_n)
+        return 0;
+    uint32_t j = me->place_used++;
+    unsigned char scratch[sizeof(ibmc_mcast_hdr_t)];
+    memset(scratch, 0, sizeof(scratch));
+    memcpy(scratch, q->pkt, q->len < sizeof(scratch) ? q->len : sizeof(scratch));
+    size_t plen = q->len > sizeof(scratch) ? q->len - sizeof(scratch) : 0;
+    uint64_t off = (uint64_t) j * P;
+    uint64_t room = me->place_len - off < P ? me->place_len - off : P;
+    memcpy(me->place_buf + off, q->pkt + sizeof(scratch), plen < room ? plen : room);
+    int placed = 0;
+    return ibmc_mcast_placed_in(&me->ch, j, scratch, me->place_buf + off, plen, q->src, &placed);
+}
 
 /* ---- the network delivers ---- */
 
@@ -359,8 +422,19 @@ static void deliver(sim_t * s, const msg_t * q)
     member_t *me = &s->m[q->dst];
     uint64_t before[IBMC_MCAST_RX_NVERDICTS], dropped = me->stats.dropped, seen = verdicts(me);
     memcpy(before, me->ch.rx.count, sizeof(before));
-    int err = q->kind == MSG_MCAST ? ibmc_mcast_mcast_in(&me->ch, q->pkt, q->len, q->src) :
-        ibmc_mcast_rc_in(&me->ch, q->src, &q->h, q->pkt, q->len);
+    int err;
+    if (q->kind == MSG_MCAST && me->armed && chance(s, 0.5)) {
+        /* the main queue's twin polled first (the I/O side polls both) */
+        err = ibmc_mcast_mcast_in(&me->ch, q->pkt, q->len, q->src);
+        if (!err)
+            err = place_in(me, q);
+    } else if (q->kind == MSG_MCAST) {
+        err = place_in(me, q);
+        if (!err)
+            err = ibmc_mcast_mcast_in(&me->ch, q->pkt, q->len, q->src);
+    } else {
+        err = ibmc_mcast_rc_in(&me->ch, q->src, &q->h, q->pkt, q->len);
+    }
     if (err)
         snprintf(s->why, sizeof(s->why), "member %d: the engine returned %d", q->dst, err);
     if (q->kind == MSG_RC && (q->h.kind == IBMC_MCAST_RC_DATA || q->h.kind == IBMC_MCAST_RC_RELAY)
@@ -499,9 +573,11 @@ static void posted_step(sim_t * s, int who)
     me->bufs[k] = malloc(c->max_len + 1);
     uint64_t len = prepare(s, me, k, me->bufs[k]);
     /* MPI_Bcast of no data touches no stream */
-    if (len)
+    if (len) {
         ibmc_mcast_op_post(&me->ch, &me->ops[k], me->bufs[k], len, s->root[k], 0);
-    else
+        if (c->in_place)
+            me->ops[k].place = me;
+    } else
         me->ops[k].ready = 1;
     me->in_bcast = 1;
     me->delay = (int) rng_below(&s->rng, c->max_skew + 1);
@@ -723,7 +799,7 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     CHECK((c->subgroup && c->subgroup < c->members && !c->relay_on_loss) == (s.relays > 0),
           "%llu relays to co-roots with subgroups of %d%s", (unsigned long long) s.relays,
           c->subgroup, c->relay_on_loss ? ", relaying only losses" : "");
-    uint64_t forged = 0, retransmits = 0;
+    uint64_t forged = 0, retransmits = 0, in_place = 0, arms = 0;
     for (int i = 0; i < c->members; i++) {
         member_t *me = &s.m[i];
         const uint64_t *n = me->ch.rx.count, *f = me->forged_by_reason;
@@ -749,15 +825,32 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
               (unsigned long long) me->stats.copies, (unsigned long long) (me->ch.rx.copies +
                                                                           me->ch.tx.packets +
                                                                           me->ch.relay.kept));
-        CHECK(c->forge || me->ch.rx.copies == me->ch.rx.frags_delivered + n[IBMC_MCAST_RX_HELD],
-              "member %d: %llu copies by the window for %llu fragments delivered, %llu held", i,
-              (unsigned long long) me->ch.rx.copies, (unsigned long long) me->ch.rx.frags_delivered,
+        CHECK(c->forge || me->ch.rx.copies + me->ch.rx.in_place ==
+              me->ch.rx.frags_delivered + n[IBMC_MCAST_RX_HELD],
+              "member %d: %llu copies by the window and %llu in place for %llu fragments "
+              "delivered, %llu held", i, (unsigned long long) me->ch.rx.copies,
+              (unsigned long long) me->ch.rx.in_place,
+              (unsigned long long) me->ch.rx.frags_delivered,
               (unsigned long long) n[IBMC_MCAST_RX_HELD]);
+        CHECK(me->stats.in_place == me->ch.rx.in_place && (c->in_place || !me->ch.rx.in_place),
+              "member %d: %llu fragments in place (%llu counted)%s", i,
+              (unsigned long long) me->ch.rx.in_place, (unsigned long long) me->stats.in_place,
+              c->in_place ? "" : " without an in-place queue");
+        CHECK(!me->armed, "member %d: still armed at the end", i);
+        CHECK(c->drop > 0 || c->dup > 0 || c->forge > 0 ||
+              n[IBMC_MCAST_RX_SHADOWED] == me->ch.rx.in_place,
+              "member %d: %llu main-queue twins judged shadowed for %llu fragments in place "
+              "on a perfect network", i, (unsigned long long) n[IBMC_MCAST_RX_SHADOWED],
+              (unsigned long long) me->ch.rx.in_place);
+        in_place += me->ch.rx.in_place;
+        arms += me->arms;
         for (int v = 0; v < IBMC_MCAST_RX_NVERDICTS; v++)
             forged += f[v];
         retransmits += me->ch.tx.retransmits + me->ch.relay.served;
     }
     CHECK(c->forge == 0 || forged > 0, "the adversary injected nothing");
+    CHECK(!c->in_place || (arms > 0 && in_place > 0), "in place: %llu arms, %llu fragments",
+          (unsigned long long) arms, (unsigned long long) in_place);
     uint64_t foreign = 0;
     for (int i = 0; i < c->members; i++)
         foreign += s.m[i].ch.board.foreign;
@@ -803,6 +896,10 @@ static int run(const config_t * c, uint64_t seed, char *why, size_t why_len)
     CHECK(c->drop > 0 || c->dup > 0 || c->reorder > 0 || c->forge > 0 ||
           (c->subgroup && c->subgroup < c->members && !c->relay_on_loss) || dups == 0,
           "%llu duplicates on a perfect network", (unsigned long long) dups);
+    if (ok && c->in_place)
+        tap_diag("  seed %llu: %llu broadcasts received in place, %llu fragments in place",
+                 (unsigned long long) seed, (unsigned long long) arms,
+                 (unsigned long long) in_place);
     if (ok)
         tap_diag("  seed %llu: %d messages, %llu steps, %llu drops, %llu NAKs, %llu retransmitted, "
                  "%llu ACKs, %llu relayed, %llu forged dropped, %llu questions to the group, "
@@ -837,64 +934,72 @@ int main(void)
         const char *name;
         config_t c;
     } cases[] = {
-        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}},
+        {"2 members, perfect network", {2, 4, 2, 200, 10 * P, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}},
         {"5 members, 10% loss, 5% duplicates, reordering",
-         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0, 0, 0}},
+         {5, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0}},
         {"8 members, 30% loss, 10% duplicates, full reordering, forged packets",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0, 0, 0}},
-        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 0, 0, 0, 0, 0, 0}},
+        {"3 members, 1% loss, ACKs only when asked", {3, 64, 0, 200, 200 * P, 0.01, 0, 0.05, 0, 50, 0, 0, 0, 0, 0, 0, 0, 0}},
         {"9 members, window of 2, every-member ACKs, loss and forgery",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 0, 0, 0, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 3, 30% loss, forged packets",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 3, 0, 0, 0, 0, 0, 0, 0}},
         {"7 members, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 0, 0, 0, 0, 0, 0}},
         {"9 members, co-roots every 4, window of 2, every-member ACKs",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 4, 0, 0, 0, 0, 0, 0, 0}},
         {"8 members, ACK boards, perfect network: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 0, 0}},
         {"8 members, ACK boards, 30% loss, late writes of an earlier channel",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 0, 0}},
         {"9 members, ACK boards, co-roots every 3, window of 2, every-member ACKs, late writes",
-         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0, 0, 0}},
+         {9, 2, 1, 100, 6 * P, 0.05, 0.05, 0.3, 0.02, 5, 3, 0, 1, 0, 0, 0, 0, 0}},
         {"7 members, ACK boards, every member a co-root, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 0, 0, 0, 0, 0}},
         {"12 members, ACK boards, co-roots every 2: a relay and ACK tree 3 deep, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0, 0, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 0, 0, 0, 0, 0}},
         {"8 members, co-roots every 2 relaying only losses, perfect network: no RC copy, no duplicate",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 2, 2000, 0, 1, 0, 0, 0, 0}},
         {"12 members, ACK boards, co-roots every 2 relaying only losses, 10% loss, forged packets",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 0, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 0, 0, 0}},
         {"9 members, co-roots every 3 relaying only losses, 30% loss, window of 8",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0, 10, 3, 0, 0, 1, 0, 0, 0, 0}},
         {"7 members, every member a co-root relaying only losses, ACKs only when asked",
-         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0, 0, 0}},
+         {7, 32, 0, 150, 100 * P, 0.05, 0.02, 0.2, 0, 30, 1, 0, 1, 1, 0, 0, 0, 0}},
         {"8 members, co-roots every 2, 10% loss, the clock read every 4th idle turn",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 4, 0, 0, 0}},
         {"8 members, ACK boards, perfect network, the clock read every 8th idle turn: nothing sent again",
-         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8, 0, 0}},
+         {8, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 8, 0, 0, 0}},
         {"9 members, ACK boards, 30% loss, late writes, the clock read every 8th idle turn",
-         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8, 0, 0}},
+         {9, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 8, 0, 0, 0}},
         {"posted broadcasts, 1 at a time, 5 members, perfect network: nothing sent again",
-         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1, 0}},
+         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1, 0, 0}},
         {"posted broadcasts, 4 in flight, 8 members, 10% loss, duplicates, reordering",
-         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4, 0}},
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4, 0, 0}},
         {"posted broadcasts, 16 in flight, 8 members, 30% loss, forged packets, window of 8",
-         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16, 0}},
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16, 0, 0}},
         {"posted broadcasts, 4 in flight, 12 members, co-roots every 2 relaying only losses, 10% loss",
-         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4, 0}},
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4, 0, 0}},
         {"barriers and allreduces, fanout 2 (a tree 3 deep), ACK boards, perfect network: nothing sent again",
-         {8, 16, 4, 150, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 2}},
+         {8, 16, 4, 150, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 0, 2, 0}},
         {"barriers and allreduces, fanout 2, 10 members, ACK boards, 30% loss, reordering, late writes",
-         {10, 8, 8, 90, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 2}},
+         {10, 8, 8, 90, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 0, 2, 0}},
         {"barriers and allreduces, fanout 3 over RC messages, co-roots every 2, 10% loss",
-         {9, 16, 4, 150, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 3}},
+         {9, 16, 4, 150, 40 * P, 0.10, 0.05, 0.5, 0, 20, 2, 0, 0, 0, 0, 0, 3, 0}},
         {"barriers and allreduces, fanout 16 (one level), 7 members, ACK boards, 5% loss, no skew",
-         {7, 16, 4, 150, 40 * P, 0.05, 0.02, 0.2, 0, 0, 0, 0, 1, 0, 0, 0, 16}},
+         {7, 16, 4, 150, 40 * P, 0.05, 0.02, 0.2, 0, 0, 0, 0, 1, 0, 0, 0, 16, 0}},
+        {"received in place, 1 at a time, 5 members, perfect network: nothing sent again",
+         {5, 16, 4, 200, 40 * P, 0, 0, 0, 0, 20, 0, 2000, 1, 0, 0, 1, 0, 1}},
+        {"received in place, 4 in flight, 8 members, 10% loss, duplicates, reordering",
+         {8, 16, 4, 200, 40 * P, 0.10, 0.05, 0.5, 0, 20, 0, 0, 1, 0, 0, 4, 0, 1}},
+        {"received in place, 16 in flight, 8 members, 30% loss, forged packets, window of 8",
+         {8, 8, 8, 150, 24 * P, 0.30, 0.10, 1.0, 0.05, 10, 0, 0, 1, 0, 0, 16, 0, 1}},
+        {"received in place, 4 in flight, 12 members, co-roots every 2 relaying only losses, 10% loss",
+         {12, 16, 4, 120, 40 * P, 0.10, 0.05, 0.5, 0.02, 20, 2, 0, 1, 1, 0, 4, 0, 1}},
     };
     for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
         TAP_TEST(cases[t].name) {

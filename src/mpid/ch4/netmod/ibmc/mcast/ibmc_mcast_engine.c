@@ -429,15 +429,37 @@ static int after_packet(ibmc_mcast_chan_t * c)
     return 0;
 }
 
-/* A packet of src's message, by multicast or (via_rc) in answer to a NAK;
- * a co-root keeps a copy of each new one and relays it on. */
-static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, int via_rc)
+/* The posted message stops being received in place: the I/O side takes
+ * back the receives still posted, so that no device write into the buffer
+ * follows, and from now on the receive window copies. */
+static int place_disarm(ibmc_mcast_chan_t * c)
+{
+    c->rx.armed = 0;
+    c->eng->stats->place_ended++;
+    return c->eng->ops->place_disarm(c->eng->io, c, c->place);
+}
+
+/* A packet of src's message, by multicast or (via_rc) in answer to a NAK,
+ * its header and payload apart (the payload may already be at its place:
+ * ibmc_mcast_placed_in); a co-root keeps a copy of each new one and relays
+ * it on. */
+static int deliver_at(ibmc_mcast_chan_t * c, const void *hdr, const void *payload, size_t plen,
+                      int src, int via_rc)
 {
     int err;
-    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet(&c->rx, pkt, len, src);
-    /* the receive window copied it into the posted buffer or a slot */
-    c->eng->stats->copies += v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD;
-    if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && is_coroot(c, src)) {
+    /* an RC copy is written by the receive window: no work request may
+     * still write its place */
+    if (via_rc && c->rx.armed)
+        CALL(place_disarm(c));
+    uint64_t copies = c->rx.copies, in_place = c->rx.in_place;
+    ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet_at(&c->rx, hdr, payload, plen, src);
+    c->eng->stats->copies += c->rx.copies - copies;
+    c->eng->stats->in_place += c->rx.in_place - in_place;
+    /* a co-root is never armed (ops_turn): what it keeps is one piece */
+    const void *pkt = hdr;
+    size_t len = sizeof(ibmc_mcast_hdr_t) + plen;
+    if ((v == IBMC_MCAST_RX_DELIVERED || v == IBMC_MCAST_RX_HELD) && is_coroot(c, src) &&
+        payload == (const char *) hdr + sizeof(ibmc_mcast_hdr_t)) {
         const void *kept = ibmc_mcast_relay_keep(&c->relay, pkt, len, src);
         c->eng->stats->copies++;
         ibmc_mcast_hdr_t h;
@@ -498,6 +520,7 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
     switch (v) {
         case IBMC_MCAST_RX_DELIVERED:
         case IBMC_MCAST_RX_HELD:
+        case IBMC_MCAST_RX_SHADOWED:   /* its in-place copy comes, or a NAK asks again */
             break;
         case IBMC_MCAST_RX_DUPLICATE:
             c->eng->stats->duplicates++;
@@ -514,6 +537,45 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
             break;
     }
     return after_packet(c);
+}
+
+static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, int via_rc)
+{
+    if (len < sizeof(ibmc_mcast_hdr_t)) {
+        ibmc_mcast_rx_packet(&c->rx, pkt, len, src);    /* counted malformed */
+        c->eng->stats->dropped++;
+        return 0;
+    }
+    return deliver_at(c, pkt, (const char *) pkt + sizeof(ibmc_mcast_hdr_t),
+                      len - sizeof(ibmc_mcast_hdr_t), src, via_rc);
+}
+
+int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, const void *payload,
+                         size_t plen, int src, int *placed)
+{
+    ibmc_mcast_hdr_t h;
+    const ibmc_mcast_rx_t *rx = &c->rx;
+    *placed = 0;
+    if (c->state != IBMC_MCAST_CHAN_READY || !rx->armed)
+        return 0;
+    memcpy(&h, hdr, sizeof(h));
+    /* The j-th receive holds the j-th fragment while nothing else came
+     * before it.  Judged here, before the window sees it, so that what is
+     * not that fragment is counted once, by its twin on the main queue. */
+    uint64_t want = j + 1 < rx->nfrags ? rx->payload_max
+        : rx->len - (uint64_t) j * rx->payload_max;
+    if (h.magic != IBMC_MCAST_MAGIC || h.version != IBMC_MCAST_VERSION ||
+        h.type != IBMC_MCAST_DATA || h.job_key != rx->id.job_key ||
+        h.context_id != rx->id.context_id || h.epoch != rx->id.epoch || src != rx->root ||
+        h.seq != rx->first + j || h.frag != j || h.msg_len != rx->len || h.payload_len != plen ||
+        plen != want || payload != rx->buf + (size_t) j * rx->payload_max)
+        return place_disarm(c);
+    uint64_t got = rx->got;
+    int err = deliver_at(c, hdr, payload, plen, src, 0);
+    *placed = rx->got != got;
+    if (!err && !*placed && rx->armed)
+        err = place_disarm(c);
+    return err;
 }
 
 static int ask_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
@@ -1195,6 +1257,10 @@ double ibmc_mcast_bcast_deadline(const ibmc_mcast_chan_t * c)
 int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
 {
     ibmc_mcast_stats_t *st = c->eng->stats;
+    if (c->rx.armed) {
+        int err;
+        CALL(place_disarm(c));
+    }
     if (c->cur.root == c->rank || c->mismatch) {
         st->bcasts += !c->mismatch;
         return 0;
@@ -1228,11 +1294,37 @@ void ibmc_mcast_op_post(ibmc_mcast_chan_t * c, ibmc_mcast_op_t * op, void *buf, 
     op->root = root;
     op->state = IBMC_MCAST_OP_QUEUED;
     op->mismatch = 0;
+    op->place = NULL;
     if (c->ops_tail)
         c->ops_tail->next = op;
     else
         c->ops_head = op;
     c->ops_tail = op;
+}
+
+/* A posted broadcast this process receives, just started: received in
+ * place when its caller gave it a place, the I/O side can post the
+ * receives (place_arm), and nothing of it came before (a fragment held
+ * for it was copied by the start, and the receives would be one off).
+ * Not at a co-root of its root, which keeps every packet whole for its
+ * subtree. */
+static int place_arm(ibmc_mcast_chan_t * c, void *place)
+{
+    const ibmc_mcast_ops_t *ops = c->eng->ops;
+    int armed = 0;
+    if (!place || !ops->place_arm || c->cur.root == c->rank || c->mismatch || !c->rx.posted ||
+        c->rx.got != 0 || is_coroot(c, c->cur.root))
+        return 0;
+    /* from here on the window writes nothing into the buffer */
+    c->rx.armed = 1;
+    c->place = place;
+    int err = ops->place_arm(c->eng->io, c, place, c->rx.buf, c->rx.len, c->rx.nfrags, &armed);
+    if (err || !armed)
+        c->rx.armed = 0;
+    else
+        ibmc_mcast_rx_shadow(&c->rx);
+    c->eng->stats->place_armed += c->rx.armed;
+    return err;
 }
 
 /* The posted broadcasts, in order, as far as each can go without waiting:
@@ -1254,6 +1346,8 @@ static int ops_turn(ibmc_mcast_chan_t * c)
                 break;
             op->state = IBMC_MCAST_OP_RUNNING;
             if ((err = ibmc_mcast_bcast_start(c, op->buf, op->len, op->root)))
+                break;
+            if ((err = place_arm(c, op->place)))
                 break;
         }
         if ((err = ibmc_mcast_bcast_test(c, &done)) || !done)

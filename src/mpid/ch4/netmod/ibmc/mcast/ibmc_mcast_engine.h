@@ -85,6 +85,11 @@ typedef struct {
                                  * posted buffer or a slot (and out of the slot when its
                                  * broadcast is posted), a root's into its ring, a
                                  * co-root's into its relay ring */
+    unsigned long long in_place;        /* fragments the device wrote at their place in
+                                         * the posted buffer: no copy (netmod) */
+    unsigned long long place_armed;     /* broadcasts whose receives went to their places */
+    unsigned long long place_ended;     /* of those, ended early or at the end with
+                                         * receives still posted, taken back */
     unsigned long long duplicates;      /* packets dropped as already delivered or held */
     unsigned long long echoes;  /* this process's own multicast packets looped back to it
                                  * (the I/O side drops them) */
@@ -166,6 +171,20 @@ typedef struct {
     /* Zeroed memory for a channel's state, and its release. */
     void *(*zalloc)(void *io, size_t bytes);
     void (*free)(void *io, void *p);
+    /* Receiving in place (NULL: never), for an op whose caller gave it a
+     * place (ibmc_mcast_op_t): the I/O side's receiver for its buffer.
+     * place_arm: receive the posted message, len bytes in nfrags fragments
+     * at buf, straight into buf: *armed = 1 when the I/O side posted, in
+     * order, one receive per fragment whose payload goes to that
+     * fragment's place, on a queue of its own that gets every packet of
+     * the channel's group beside the main one; it then hands each of those
+     * completions, in order, to ibmc_mcast_placed_in.  place_disarm: take
+     * back every receive still posted, so that no device write into buf
+     * follows; a completion not yet handed over is dropped (its twin on
+     * the main queue, or a NAK, brings the packet). */
+    int (*place_arm)(void *io, ibmc_mcast_chan_t * c, void *place, void *buf, uint64_t len,
+                     uint32_t nfrags, int *armed);
+    int (*place_disarm)(void *io, ibmc_mcast_chan_t * c, void *place);
 } ibmc_mcast_ops_t;
 
 /* Settings every member of a channel must share, except nak_timeout_us and
@@ -246,6 +265,8 @@ typedef struct ibmc_mcast_op {
     int state;                  /* IBMC_MCAST_OP_* */
     int ready;                  /* its data is in buf (ibmc_mcast_op_ready) */
     int mismatch;               /* done: the root's message had another length */
+    void *place;                /* NULL, or the I/O side's receiver for buf (place_arm),
+                                 * set by the caller after ibmc_mcast_op_post */
 } ibmc_mcast_op_t;
 
 enum {
@@ -326,6 +347,7 @@ struct ibmc_mcast_chan {
     } arr;
     /* posted broadcasts (ibmc_mcast_op_post), the first one running */
     ibmc_mcast_op_t *ops_head, *ops_tail;
+    void *place;                /* the running op's place, while rx.armed */
     int ops_driving;            /* the queue's turn is on the stack: a poll the engine
                                  * runs from inside it does not take another */
     /* the broadcast in progress (ibmc_mcast_bcast_start .. _finish) */
@@ -449,6 +471,18 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c);
 /* A multicast packet of len bytes from member src (-1: not a member; the
  * I/O side takes the source from the completion, never the header). */
 int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
+
+/* The j-th receive of the posted message's in-place queue (place_arm)
+ * completed: header hdr, payload of plen bytes where the device wrote it,
+ * from member src (-1: not a member).  *placed = 1: it was the j-th
+ * fragment, from the message's root, delivered without a copy.
+ * *placed = 0: it was not (a loss before it, a duplicate, another
+ * message's or a foreign packet took the receive): nothing is counted
+ * (the main queue's twin is judged), and the in-place receive of this
+ * message ends here: the engine has called place_disarm, and the caller
+ * drops the queue's other completions. */
+int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, const void *payload,
+                         size_t plen, int src, int *placed);
 
 /* An RC message from member `from` (checked a member by the I/O side):
  * header h, then blen bytes. */

@@ -107,10 +107,24 @@ static inline size_t frag_offset(const ibmc_mcast_rx_t * rx, uint32_t frag)
 ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *pkt, size_t len,
                                              int src)
 {
-    ibmc_mcast_hdr_t h;
-    if (len < sizeof(h))
+    if (len < sizeof(ibmc_mcast_hdr_t))
         return count(rx, IBMC_MCAST_RX_MALFORMED);
-    memcpy(&h, pkt, sizeof(h));         /* the packet may sit at any alignment */
+    return ibmc_mcast_rx_packet_at(rx, pkt, (const unsigned char *) pkt + sizeof(ibmc_mcast_hdr_t),
+                                   len - sizeof(ibmc_mcast_hdr_t), src);
+}
+
+void ibmc_mcast_rx_shadow(ibmc_mcast_rx_t * rx)
+{
+    rx->shadow_first = rx->first;
+    rx->shadow_n = rx->nfrags;
+    rx->shadow_root = rx->root;
+}
+
+ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet_at(ibmc_mcast_rx_t * rx, const void *hdr,
+                                                const void *payload, size_t plen, int src)
+{
+    ibmc_mcast_hdr_t h;
+    memcpy(&h, hdr, sizeof(h));         /* the packet may sit at any alignment */
     if (h.magic != IBMC_MCAST_MAGIC || h.version != IBMC_MCAST_VERSION || h.type != IBMC_MCAST_DATA)
         return count(rx, IBMC_MCAST_RX_MALFORMED);
     if (h.job_key != rx->id.job_key || h.context_id != rx->id.context_id)
@@ -127,15 +141,25 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
 
     /* shape: the payload is what the length says, and the fragment fits the message */
     uint64_t nfrags = ibmc_mcast_nfrags(h.msg_len, rx->payload_max);
-    if (h.payload_len != len - sizeof(h) || nfrags == 0 || nfrags > MAX_NFRAGS || h.frag >= nfrags)
+    if (h.payload_len != plen || nfrags == 0 || nfrags > MAX_NFRAGS || h.frag >= nfrags)
         return count(rx, IBMC_MCAST_RX_MALFORMED);
     uint64_t want = h.frag + 1 < nfrags ? rx->payload_max
         : h.msg_len - (uint64_t) h.frag * rx->payload_max;
     if (h.payload_len != want)
         return count(rx, IBMC_MCAST_RX_MALFORMED);
 
-    /* position */
+    /* The main queue's twin of a fragment of the message received in
+     * place: while armed the device may still write its place, and once
+     * delivered it is no network duplicate. */
     int32_t d = ibmc_mcast_seq_diff(h.seq, rx->next);
+    uint32_t k = h.seq - rx->shadow_first;
+    if (rx->shadow_n && k < rx->shadow_n && src == rx->shadow_root && h.frag == k &&
+        !(rx->posted && payload == rx->buf + frag_offset(rx, h.frag)) &&
+        (rx->armed || d < 0 ||
+         ((uint32_t) d < rx->window && slot_of(rx, h.seq)->state == IBMC_MCAST_SLOT_DONE)))
+        return count(rx, IBMC_MCAST_RX_SHADOWED);
+
+    /* position */
     if (d < 0)
         return count(rx, IBMC_MCAST_RX_DUPLICATE);
     if ((uint32_t) d >= rx->window)
@@ -144,7 +168,6 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
     if (s->state != IBMC_MCAST_SLOT_EMPTY)
         return count(rx, IBMC_MCAST_RX_DUPLICATE);
 
-    const unsigned char *payload = (const unsigned char *) pkt + sizeof(h);
     ibmc_mcast_rx_verdict_t v;
     if (rx->posted && ibmc_mcast_seq_diff(h.seq, rx->first) < (int32_t) rx->nfrags) {
         /* a fragment of the posted message: from its root, where the root
@@ -153,8 +176,13 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
             return count(rx, IBMC_MCAST_RX_WRONG_SOURCE);
         if (h.frag != h.seq - rx->first || h.msg_len != rx->len)
             return count(rx, IBMC_MCAST_RX_MISMATCH);
-        memcpy(rx->buf + frag_offset(rx, h.frag), payload, h.payload_len);
-        rx->copies++;
+        unsigned char *place = rx->buf + frag_offset(rx, h.frag);
+        if (payload == place) {
+            rx->in_place++;     /* the device wrote it there */
+        } else {
+            memcpy(place, payload, h.payload_len);
+            rx->copies++;
+        }
         s->state = IBMC_MCAST_SLOT_DONE;
         rx->got++;
         rx->frags_delivered++;

@@ -63,6 +63,9 @@ typedef enum {
     IBMC_MCAST_RX_OUT_OF_WINDOW,        /* beyond the window: no correct sender goes there */
     IBMC_MCAST_RX_WRONG_SOURCE, /* a member, not the root of its message */
     IBMC_MCAST_RX_MISMATCH,     /* the root's message length differs from the posted one */
+    IBMC_MCAST_RX_SHADOWED,     /* a fragment of a message received in place that came
+                                 * by the main queue: the in-place queue's twin is
+                                 * taken, or a NAK asks again; not written */
     IBMC_MCAST_RX_NVERDICTS
 } ibmc_mcast_rx_verdict_t;
 
@@ -124,6 +127,20 @@ typedef struct {
     uint64_t frags_delivered;   /* fragments copied to posted buffers, held ones included */
     uint64_t copies;            /* payload copies: into the posted buffer, into a slot,
                                  * and out of a slot when its message is posted */
+    uint64_t in_place;          /* fragments of posted messages found at their place */
+    /* The posted message is received in place: a receive queue of its own
+     * holds work requests whose payload goes straight to each fragment's
+     * place in buf, in arrival order, beside the main queue, which gets
+     * every packet too.  While armed, a fragment of the posted message is
+     * delivered only from its place (its payload pointer is its place);
+     * one that comes any other way is IBMC_MCAST_RX_SHADOWED and writes
+     * nothing, because the device may still write that place. */
+    int armed;
+    /* The last message received in place (ibmc_mcast_rx_shadow): the main
+     * queue's twin of one of its fragments, once that fragment is
+     * delivered, is IBMC_MCAST_RX_SHADOWED too, never a duplicate. */
+    uint32_t shadow_first, shadow_n;
+    int shadow_root;
 } ibmc_mcast_rx_t;
 
 /* window must be a power of two, at most IBMC_MCAST_WINDOW_MAX; slots has
@@ -132,6 +149,17 @@ typedef struct {
 void ibmc_mcast_rx_init(ibmc_mcast_rx_t * rx, ibmc_mcast_id_t id, uint32_t payload_max,
                         uint32_t window, uint32_t ack_every, uint32_t ack_skew,
                         ibmc_mcast_slot_t * slots, unsigned char *slot_mem);
+
+/* The posted message is being received in place (rx->armed is set):
+ * remember it as the last such message. */
+void ibmc_mcast_rx_shadow(ibmc_mcast_rx_t * rx);
+
+/* The same with the header (sizeof(ibmc_mcast_hdr_t) bytes) and the
+ * payload of plen bytes apart.  A fragment of the posted message whose
+ * payload already is at its place in the posted buffer is delivered
+ * without a copy (counted in in_place). */
+ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet_at(ibmc_mcast_rx_t * rx, const void *hdr,
+                                                const void *payload, size_t plen, int src);
 
 /* This process enters the broadcast of the next message: len bytes into buf
  * from root.  Fragments already held for it are delivered now.  Returns
