@@ -400,9 +400,21 @@ static int place_in(member_t * me, const msg_t * q)
     size_t plen = q->len > sizeof(scratch) ? q->len - sizeof(scratch) : 0;
     uint64_t off = (uint64_t) j * P;
     uint64_t room = me->place_len - off < P ? me->place_len - off : P;
+    unsigned char overflow[P], whole[P];
+    const unsigned char *payload = me->place_buf + off;
+    if (plen > P)
+        plen = P;       /* the device would fail the receive: no longer packet goes out */
     memcpy(me->place_buf + off, q->pkt + sizeof(scratch), plen < room ? plen : room);
+    if (plen > room) {
+        /* the last receive's tail goes to an overflow; the I/O side hands
+         * the engine the packet's payload whole */
+        memcpy(overflow, q->pkt + sizeof(scratch) + room, plen - room);
+        memcpy(whole, me->place_buf + off, room);
+        memcpy(whole + room, overflow, plen - room);
+        payload = whole;
+    }
     int placed = 0;
-    return ibmc_mcast_placed_in(&me->ch, j, scratch, me->place_buf + off, plen, q->src, &placed);
+    return ibmc_mcast_placed_in(&me->ch, j, scratch, payload, plen, q->src, &placed);
 }
 
 /* ---- the network delivers ---- */

@@ -432,10 +432,11 @@ static int after_packet(ibmc_mcast_chan_t * c)
 /* The posted message stops being received in place: the I/O side takes
  * back the receives still posted, so that no device write into the buffer
  * follows, and from now on the receive window copies. */
-static int place_disarm(ibmc_mcast_chan_t * c)
+static int place_end(ibmc_mcast_chan_t * c, int count)
 {
     c->rx.armed = 0;
-    c->eng->stats->place_ended++;
+    /* every receive took its fragment: none was left to take back */
+    c->eng->stats->place_ended += count && c->rx.in_place - c->place_from < c->rx.nfrags;
     return c->eng->ops->place_disarm(c->eng->io, c, c->place);
 }
 
@@ -450,7 +451,7 @@ static int deliver_at(ibmc_mcast_chan_t * c, const void *hdr, const void *payloa
     /* an RC copy is written by the receive window: no work request may
      * still write its place */
     if (via_rc && c->rx.armed)
-        CALL(place_disarm(c));
+        CALL(place_end(c, 1));
     uint64_t copies = c->rx.copies, in_place = c->rx.in_place;
     ibmc_mcast_rx_verdict_t v = ibmc_mcast_rx_packet_at(&c->rx, hdr, payload, plen, src);
     c->eng->stats->copies += c->rx.copies - copies;
@@ -520,7 +521,9 @@ static int deliver_at(ibmc_mcast_chan_t * c, const void *hdr, const void *payloa
     switch (v) {
         case IBMC_MCAST_RX_DELIVERED:
         case IBMC_MCAST_RX_HELD:
-        case IBMC_MCAST_RX_SHADOWED:   /* its in-place copy comes, or a NAK asks again */
+            break;
+        case IBMC_MCAST_RX_SHADOWED:   /* its in-place twin comes, or a NAK asks again */
+            c->eng->stats->shadowed++;
             break;
         case IBMC_MCAST_RX_DUPLICATE:
             c->eng->stats->duplicates++;
@@ -550,32 +553,81 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
                       len - sizeof(ibmc_mcast_hdr_t), src, via_rc);
 }
 
+static int place_arm(ibmc_mcast_chan_t * c, void *place);
+
+/* Rearms a broadcast's in-place receive at most this often: a stray
+ * packet in its first receive (a root's question about the message
+ * before, which every receiver of the group gets) would otherwise put
+ * every fragment one place off. */
+#define PLACE_REARMS_MAX 4
+
 int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, const void *payload,
                          size_t plen, int src, int *placed)
 {
     ibmc_mcast_hdr_t h;
-    const ibmc_mcast_rx_t *rx = &c->rx;
+    ibmc_mcast_rx_t *rx = &c->rx;
+    int err = 0;
     *placed = 0;
     if (c->state != IBMC_MCAST_CHAN_READY || !rx->armed)
         return 0;
     memcpy(&h, hdr, sizeof(h));
-    /* The j-th receive holds the j-th fragment while nothing else came
-     * before it.  Judged here, before the window sees it, so that what is
-     * not that fragment is counted once, by its twin on the main queue. */
-    uint64_t want = j + 1 < rx->nfrags ? rx->payload_max
-        : rx->len - (uint64_t) j * rx->payload_max;
-    if (h.magic != IBMC_MCAST_MAGIC || h.version != IBMC_MCAST_VERSION ||
-        h.type != IBMC_MCAST_DATA || h.job_key != rx->id.job_key ||
-        h.context_id != rx->id.context_id || h.epoch != rx->id.epoch || src != rx->root ||
-        h.seq != rx->first + j || h.frag != j || h.msg_len != rx->len || h.payload_len != plen ||
-        plen != want || payload != rx->buf + (size_t) j * rx->payload_max)
-        return place_disarm(c);
+    /* Judged here, before the window sees it, so that what is not a
+     * fragment of the posted message is counted once, by its twin on the
+     * main queue. */
+    uint32_t f = h.seq - rx->first;
+    uint64_t want = f + 1 < rx->nfrags ? rx->payload_max
+        : rx->len - (uint64_t) f * rx->payload_max;
+    int fragment = h.magic == IBMC_MCAST_MAGIC && h.version == IBMC_MCAST_VERSION &&
+        h.type == IBMC_MCAST_DATA && h.job_key == rx->id.job_key &&
+        h.context_id == rx->id.context_id && h.epoch == rx->id.epoch && src == rx->root &&
+        f < rx->nfrags && h.frag == f && h.msg_len == rx->len && h.payload_len == plen &&
+        plen == want;
+    int last = j + 1 == rx->nfrags;
+    if (!fragment) {
+        /* Another packet of the group took the j-th receive.  Before any
+         * fragment came: start the receives over.  After: the fragments
+         * behind it land one receive late and are moved below. */
+        c->eng->stats->place_strays++;
+        if (rx->got == 0 && c->place_rearms < PLACE_REARMS_MAX) {
+            void *place = c->place;
+            c->place_rearms++;
+            CALL(place_end(c, 0));
+            return place_arm(c, place);
+        }
+        return last ? place_end(c, 1) : 0;
+    }
+    /* Fragment f's place belongs to a receive still posted: the device
+     * may yet write it, so nothing may go there before the receives are
+     * taken back. */
+    if (f > j)
+        return place_end(c, 1);
+    unsigned char *at = rx->buf + (size_t) f * rx->payload_max;
+    int moved = payload != at;
+    if (moved) {
+        /* it came behind a stray, at a place whose receive is done */
+        if (!ibmc_mcast_rx_awaits(rx, h.seq))
+            return last ? place_end(c, 1) : 0;  /* a duplicate: its twin is judged */
+        memmove(at, payload, plen);
+        c->eng->stats->place_moved++;
+    }
     uint64_t got = rx->got;
-    int err = deliver_at(c, hdr, payload, plen, src, 0);
+    err = deliver_at(c, hdr, at, plen, src, 0);
     *placed = rx->got != got;
-    if (!err && !*placed && rx->armed)
-        err = place_disarm(c);
+    if (moved && *placed) {
+        /* a copy, though the window found it at its place */
+        rx->in_place--;
+        rx->copies++;
+        c->eng->stats->in_place--;
+        c->eng->stats->copies++;
+    }
+    if (!err && rx->armed && (last || (!*placed && !moved)))
+        err = place_end(c, 1);
     return err;
+}
+
+int ibmc_mcast_place_end(ibmc_mcast_chan_t * c)
+{
+    return c->rx.armed ? place_end(c, 1) : 0;
 }
 
 static int ask_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
@@ -1259,7 +1311,7 @@ int ibmc_mcast_bcast_finish(ibmc_mcast_chan_t * c)
     ibmc_mcast_stats_t *st = c->eng->stats;
     if (c->rx.armed) {
         int err;
-        CALL(place_disarm(c));
+        CALL(place_end(c, 1));
     }
     if (c->cur.root == c->rank || c->mismatch) {
         st->bcasts += !c->mismatch;
@@ -1315,15 +1367,31 @@ static int place_arm(ibmc_mcast_chan_t * c, void *place)
     if (!place || !ops->place_arm || c->cur.root == c->rank || c->mismatch || !c->rx.posted ||
         c->rx.got != 0 || is_coroot(c, c->cur.root))
         return 0;
+    /* The previous broadcasts' tail acknowledged first: a root whose last
+     * packets stay unacknowledged asks the group (probe_laggards), and
+     * its question, which every receiver of the group gets, would take
+     * this broadcast's first receive. */
+    int err;
+    if (c->rx.acked != c->rx.next && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
+        ibmc_mcast_rx_want_ack(&c->rx, c->rx.next - 1);
+        CALL(after_packet(c));
+        if (c->rx.got != 0 || !c->rx.posted)
+            return 0;
+    }
     /* from here on the window writes nothing into the buffer */
+    int again = c->place == place && c->place_seq == c->rx.first && c->place_rearms;
     c->rx.armed = 1;
     c->place = place;
-    int err = ops->place_arm(c->eng->io, c, place, c->rx.buf, c->rx.len, c->rx.nfrags, &armed);
+    c->place_seq = c->rx.first;
+    c->place_from = c->rx.in_place;
+    if (!again)
+        c->place_rearms = 0;
+    err = ops->place_arm(c->eng->io, c, place, c->rx.buf, c->rx.len, c->rx.nfrags, &armed);
     if (err || !armed)
         c->rx.armed = 0;
     else
         ibmc_mcast_rx_shadow(&c->rx);
-    c->eng->stats->place_armed += c->rx.armed;
+    c->eng->stats->place_armed += c->rx.armed && !again;
     return err;
 }
 

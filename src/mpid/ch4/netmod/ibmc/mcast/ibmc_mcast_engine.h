@@ -90,6 +90,15 @@ typedef struct {
     unsigned long long place_armed;     /* broadcasts whose receives went to their places */
     unsigned long long place_ended;     /* of those, ended early or at the end with
                                          * receives still posted, taken back */
+    unsigned long long place_recvd;     /* packets the in-place queues received (netmod) */
+    unsigned long long place_refused;   /* MPI_Bcast_init buffers received by copies: no
+                                         * in-place receiver could be made (netmod) */
+    unsigned long long place_strays;    /* packets not of the armed broadcast that took one
+                                         * of its receives */
+    unsigned long long place_moved;     /* fragments that came behind one, moved to their
+                                         * place (a copy, counted in copies) */
+    unsigned long long shadowed;        /* the main queue's twins of those broadcasts'
+                                         * fragments, dropped (IBMC_MCAST_RX_SHADOWED) */
     unsigned long long duplicates;      /* packets dropped as already delivered or held */
     unsigned long long echoes;  /* this process's own multicast packets looped back to it
                                  * (the I/O side drops them) */
@@ -348,6 +357,9 @@ struct ibmc_mcast_chan {
     /* posted broadcasts (ibmc_mcast_op_post), the first one running */
     ibmc_mcast_op_t *ops_head, *ops_tail;
     void *place;                /* the running op's place, while rx.armed */
+    uint64_t place_from;        /* rx.in_place when it was armed */
+    uint32_t place_seq;         /* the armed message's first position */
+    int place_rearms;           /* its receives started over (ibmc_mcast_placed_in) */
     int ops_driving;            /* the queue's turn is on the stack: a poll the engine
                                  * runs from inside it does not take another */
     /* the broadcast in progress (ibmc_mcast_bcast_start .. _finish) */
@@ -483,6 +495,11 @@ int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int 
  * drops the queue's other completions. */
 int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, const void *payload,
                          size_t plen, int src, int *placed);
+
+/* The in-place queue lost a packet or could not take one (a failed
+ * receive, an injected fault): the in-place receive ends (place_disarm),
+ * as in ibmc_mcast_placed_in's *placed = 0.  Nothing if not armed. */
+int ibmc_mcast_place_end(ibmc_mcast_chan_t * c);
 
 /* An RC message from member `from` (checked a member by the I/O side):
  * header h, then blen bytes. */

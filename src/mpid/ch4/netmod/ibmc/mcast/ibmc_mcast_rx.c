@@ -113,6 +113,15 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet(ibmc_mcast_rx_t * rx, const void *p
                                    len - sizeof(ibmc_mcast_hdr_t), src);
 }
 
+int ibmc_mcast_rx_awaits(const ibmc_mcast_rx_t * rx, uint32_t seq)
+{
+    int32_t d = ibmc_mcast_seq_diff(seq, rx->next);
+    if (!rx->posted || (uint32_t) (seq - rx->first) >= rx->nfrags || d < 0 ||
+        (uint32_t) d >= rx->window)
+        return 0;
+    return slot_of((ibmc_mcast_rx_t *) rx, seq)->state != IBMC_MCAST_SLOT_DONE;
+}
+
 void ibmc_mcast_rx_shadow(ibmc_mcast_rx_t * rx)
 {
     rx->shadow_first = rx->first;

@@ -150,6 +150,9 @@ void ibmc_mcast_rx_init(ibmc_mcast_rx_t * rx, ibmc_mcast_id_t id, uint32_t paylo
                         uint32_t window, uint32_t ack_every, uint32_t ack_skew,
                         ibmc_mcast_slot_t * slots, unsigned char *slot_mem);
 
+/* 1 if position seq is one of the posted message's not yet delivered. */
+int ibmc_mcast_rx_awaits(const ibmc_mcast_rx_t * rx, uint32_t seq);
+
 /* The posted message is being received in place (rx->armed is set):
  * remember it as the last such message. */
 void ibmc_mcast_rx_shadow(ibmc_mcast_rx_t * rx);
