@@ -5,7 +5,9 @@
 # ACKs, NAKs (sent, those a root's question revealed, spared by the last
 # poll, premature), retransmissions, the questions (ACK requests) of a root
 # whose last packets stayed unacknowledged and how many went by multicast,
-# duplicates, fragment copies (ibmc_mcast_copies), and the point-to-point
+# duplicates, fragment copies (ibmc_mcast_copies) and fragments received in
+# place (ibmc_mcast_in_place, with the packets the in-place queues took,
+# ibmc_mcast_place_recvd), and the point-to-point
 # packets a broadcast took.  Counts, not
 # times, so the VM's scheduling does not blur them (bench/README.md, "Counted work");
 # the last column, the time per call of the slowest rank over the same
@@ -112,11 +114,11 @@ cols=(ibmc_mcast_pkts_sent ibmc_mcast_post_calls ibmc_mcast_send_cqes ibmc_mcast
       ibmc_mcast_naks_asked ibmc_mcast_naks_spared ibmc_mcast_naks_premature ibmc_mcast_naks_deferred
       ibmc_mcast_retransmits ibmc_mcast_ack_probes ibmc_mcast_asks_multicast
       ibmc_mcast_duplicates ibmc_mcast_foreign ibmc_mcast_bcasts_posted ibmc_mcast_copies
-      ibmc_mcast_arrivals_sent ibmc_mcast_arrivals_written ibmc_mcast_arrivals_read
+      ibmc_mcast_in_place ibmc_mcast_place_recvd ibmc_mcast_arrivals_sent ibmc_mcast_arrivals_written ibmc_mcast_arrivals_read
       ibmc_eager_pkts_sent ibmc_eager_pkts_recvd ibmc_rdma_reads us_per_call)
 heads=(posts post_calls send_cqes mcast_recvd echoes acks acks_written naks naks_asked naks_spared
        naks_premature naks_deferred retransmits ack_probes asks_multicast duplicates foreign posted
-       copies arrivals arrivals_written arrivals_read pt2pt_sent pt2pt_recvd rdma_reads
+       copies in_place place_recvd arrivals arrivals_written arrivals_read pt2pt_sent pt2pt_recvd rdma_reads
        "us/call (slowest rank; compare rows of one run only)")
 run() { # out iters np nodes alg[:mode] size [wrapper...]
     local out=$1 iters=$2 np=$3 nodes=$4 name=$5 alg=${5%%:*} mode=blocking size=$6 ialg cv; shift 6

@@ -22,12 +22,28 @@
  * must come back untouched.  The channel moves packed bytes, so the
  * counters must still show every broadcast by multicast.
  *
- * usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [--stride K] [MAXBYTES] */
+ * The persistent broadcast is received in place at every node leader
+ * that receives it by multicast (MPIR_CVAR_IBMC_MCAST_RECV_IN_PLACE), and
+ * by copies from the point where a loss or a packet that came early
+ * interrupts it.  --expect-in-place makes every start come in order: each
+ * such leader starts, turns progress until ibmc_mcast_place_armed says its
+ * receives are posted, and only then lets the root start (a barrier on
+ * another communicator); each must then have received every fragment in
+ * place: ibmc_mcast_copies unchanged, ibmc_mcast_in_place grown by the
+ * same whole number of fragments at each start, every one matched by the
+ * main queue's twin dropped (ibmc_mcast_shadowed), no receive taken back.
+ * --expect-copies: none was received in place (the CVAR off, or the
+ * buffer refused: then ibmc_mcast_place_refused grew by one at each such
+ * leader).
+ *
+ * usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [--stride K]
+ *                     [--expect-in-place | --expect-copies] [MAXBYTES] */
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mpit_pvar.h"
 
 static unsigned char byte_of(long k, size_t i)
@@ -87,6 +103,7 @@ static MPI_Datatype type_of(size_t len, int stride)
 int main(int argc, char **argv)
 {
     int rank, size, provided, fails = 0, inflight = 4, rounds = 40, starts = 200, stride = 1;
+    int expect_in_place = 0, expect_copies = 0;
     size_t maxlen = 20000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--inflight") && i + 1 < argc)
@@ -97,6 +114,10 @@ int main(int argc, char **argv)
             starts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stride") && i + 1 < argc)
             stride = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--expect-in-place"))
+            expect_in_place = 1;
+        else if (!strcmp(argv[i], "--expect-copies"))
+            expect_copies = 1;
         else
             maxlen = strtoul(argv[i], NULL, 0);
     }
@@ -107,7 +128,7 @@ int main(int argc, char **argv)
     if (inflight < 1 || maxlen < 1 || stride < 1) {
         if (!rank)
             printf("usage: ibcast_mcast [--inflight N] [--rounds R] [--starts S] [--stride K] "
-                   "[MAXBYTES]\n");
+                   "[--expect-in-place | --expect-copies] [MAXBYTES]\n");
         MPI_Finalize();
         return 2;
     }
@@ -164,15 +185,82 @@ int main(int argc, char **argv)
     MPI_Request preq;
     int proot = size - 1;
     MPI_Datatype pt = type_of(plen, stride);
+    /* a node leader that receives the persistent broadcast by multicast:
+     * one on another node than its root's */
+    MPI_Group wg, ng;
+    int proot_here;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    MPI_Group_translate_ranks(wg, 1, &proot, ng, &proot_here);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    int mcast_receiver = leader && proot_here == MPI_UNDEFINED;
+    MPI_Comm sync;
+    MPI_Comm_dup(MPI_COMM_WORLD, &sync);
     MPI_Bcast_init(pbuf, 1, pt, proot, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+    unsigned long long p_copies0 = pvar("ibmc_mcast_copies", &fails);
+    unsigned long long p_in0 = pvar("ibmc_mcast_in_place", &fails);
+    unsigned long long p_armed0 = pvar("ibmc_mcast_place_armed", &fails);
+    unsigned long long p_ended0 = pvar("ibmc_mcast_place_ended", &fails);
+    unsigned long long p_shadow0 = pvar("ibmc_mcast_shadowed", &fails);
+    unsigned long long p_refused0 = pvar("ibmc_mcast_place_refused", &fails);
+    unsigned long long per_start = 0;
     for (int s = 0; s < starts && !fails; s++) {
         long id = 100000 + s;
         fill(pbuf, plen, stride, id, rank == proot);
+        if (expect_in_place && rank == proot)
+            MPI_Barrier(sync);
         MPI_Start(&preq);
+        if (expect_in_place && mcast_receiver) {
+            /* this start's receives posted before the root may send */
+            unsigned long long armed = pvar("ibmc_mcast_place_armed", &fails);
+            time_t t0 = time(NULL);
+            int flag = 0;
+            while (!fails && !flag && armed == p_armed0 + (unsigned long long) s) {
+                if (time(NULL) - t0 > 20) {
+                    printf("ibcast_mcast: FAIL: rank %d: start %d: no receive posted in place "
+                           "after 20 s\n", rank, s);
+                    fails++;
+                }
+                MPI_Test(&preq, &flag, MPI_STATUS_IGNORE);
+                armed = pvar("ibmc_mcast_place_armed", &fails);
+            }
+            if (flag) {
+                printf("ibcast_mcast: FAIL: rank %d: start %d done before its root started\n",
+                       rank, s);
+                fails++;
+            }
+        }
+        if (expect_in_place && rank != proot)
+            MPI_Barrier(sync);
         MPI_Wait(&preq, MPI_STATUS_IGNORE);
         fails += check(pbuf, plen, stride, id, rank);
+        if (expect_in_place && mcast_receiver && s == 0)
+            per_start = pvar("ibmc_mcast_in_place", &fails) - p_in0;
     }
     MPI_Request_free(&preq);
+    unsigned long long p_copies = pvar("ibmc_mcast_copies", &fails) - p_copies0;
+    unsigned long long p_in = pvar("ibmc_mcast_in_place", &fails) - p_in0;
+    unsigned long long p_armed = pvar("ibmc_mcast_place_armed", &fails) - p_armed0;
+    unsigned long long p_ended = pvar("ibmc_mcast_place_ended", &fails) - p_ended0;
+    unsigned long long p_shadow = pvar("ibmc_mcast_shadowed", &fails) - p_shadow0;
+    unsigned long long p_refused = pvar("ibmc_mcast_place_refused", &fails) - p_refused0;
+    if (expect_in_place && mcast_receiver &&
+        (p_copies || !per_start || p_in != per_start * (unsigned long long) starts ||
+         p_armed != (unsigned long long) starts || p_ended || p_shadow != p_in)) {
+        printf("ibcast_mcast: FAIL: rank %d: %d starts received with %llu copies, %llu "
+               "fragments in place (%llu at the first start), %llu starts armed, %llu ended "
+               "early, %llu main-queue twins dropped; not 0 copies, the same number in place "
+               "at every start, every start armed, none ended early and one twin a fragment\n",
+               rank, starts, p_copies, p_in, per_start, p_armed, p_ended, p_shadow);
+        fails++;
+    }
+    if (expect_copies && mcast_receiver && (p_in || p_armed || !p_copies)) {
+        printf("ibcast_mcast: FAIL: rank %d: %llu fragments in place in %llu starts, %llu "
+               "copies; expected every fragment copied\n", rank, p_in, p_armed, p_copies);
+        fails++;
+    }
+    MPI_Comm_free(&sync);
     MPI_Type_free(&pt);
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -187,8 +275,8 @@ int main(int argc, char **argv)
                leader ? " (a node leader)" : "", posted, bcasts, fb, want_posted, want_all);
         fails++;
     }
-    unsigned long long sums[2] = { posted, bcasts }, tot[2];
-    MPI_Reduce(sums, tot, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    unsigned long long sums[5] = { posted, bcasts, p_in, p_copies, p_refused }, tot[5];
+    MPI_Reduce(sums, tot, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int all_fails;
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (!rank) {
@@ -196,6 +284,9 @@ int main(int argc, char **argv)
                "%d starts of one MPI_Bcast_init, up to %zu B%s: %llu posted and %llu broadcasts "
                "in all by multicast, summed over ranks\n", nonblocking, inflight, blocking, starts,
                maxlen, stride > 1 ? ", strided" : "", tot[0], tot[1]);
+        printf("ibcast_mcast: the persistent broadcasts: %llu fragments received in place, "
+               "%llu copies, %llu requests refused a receiver, summed over ranks\n", tot[2],
+               tot[3], tot[4]);
         if (!all_fails)
             printf("ibcast_mcast: all checks passed\n");
     }

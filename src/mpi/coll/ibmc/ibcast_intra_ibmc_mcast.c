@@ -30,6 +30,9 @@
 #include "mpiimpl.h"
 #ifdef HAVE_CH4_NETMOD_IBMC
 #include "../../../mpid/ch4/netmod/ibmc/ibmc_coll.h"
+/* whether a schedule is persistent (MPI_Bcast_init), which no transport
+ * call says: such a schedule's receivers get their buffer registered once */
+#include "../transports/gentran/gentran_types.h"
 #endif
 
 /* the stock steps: tsp_tree, under its CVARs */
@@ -49,6 +52,7 @@ typedef struct {
     MPI_Aint len;
     int root;
     int ready;                  /* the data is in buf when the schedule starts */
+    void *place;                /* a persistent schedule's in-place receiver, or NULL */
     MPIDI_IBMC_mcast_req_t req;
 } mcast_vtx_t;
 
@@ -59,7 +63,7 @@ static int mcast_post(void *data, int *done)
 {
     mcast_vtx_t *v = data;
     int mpi_errno = MPIDI_IBMC_mcast_ibcast_post(&v->req, v->buf, v->len, v->root, v->comm,
-                                                 v->ready);
+                                                 v->ready, v->place);
     if (mpi_errno || !v->ready) {
         /* the data comes first: mcast_go says when */
         *done = 1;
@@ -80,6 +84,15 @@ static int mcast_complete(void *data, int *is_completed)
 {
     mcast_vtx_t *v = data;
     return MPIDI_IBMC_mcast_ibcast_test(&v->req, v->root, v->len, is_completed);
+}
+
+/* The schedule is freed: with MPI_Request_free for a persistent one. */
+static int mcast_free(void *data)
+{
+    mcast_vtx_t *v = data;
+    MPIDI_IBMC_mcast_ibcast_place_free(v->place);
+    v->place = NULL;
+    return MPI_SUCCESS;
 }
 
 /* The broadcast among processes that each have a node to themselves: the
@@ -106,9 +119,14 @@ static int sched_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int r
     v->len = type_size * count;
     v->root = root;
     v->ready = ready;
+    v->place = NULL;
+    if (((MPII_Genutil_sched_t *) sched)->is_persistent) {
+        mpi_errno = MPIDI_IBMC_mcast_ibcast_place(v->buf, v->len, root, comm, &v->place);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     /* no dependence but a non-contiguous root's pack, done when issued: so
      * issued as the schedule starts */
-    int type = MPIR_TSP_sched_new_type(sched, mcast_post, mcast_complete, NULL);
+    int type = MPIR_TSP_sched_new_type(sched, mcast_post, mcast_complete, mcast_free);
     mpi_errno = MPIR_TSP_sched_generic(type, v, sched, 0, NULL, &vtx);
     MPIR_ERR_CHECK(mpi_errno);
     if (!ready)

@@ -105,6 +105,7 @@ mpi_core_sources   += src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_engine.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_io.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_group.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_setup.c \
+                      src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_place.c \
                       src/mpid/ch4/netmod/ibmc/mcast/ibmc_mcast_bcast.c
 
 errnames_txt_files += src/mpid/ch4/netmod/ibmc/errnames.txt

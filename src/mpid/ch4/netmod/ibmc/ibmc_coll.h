@@ -68,7 +68,18 @@ typedef struct {
  * and say _ready when it is. */
 int MPIDI_IBMC_mcast_ibcast_usable(MPI_Aint len, MPIR_Comm * comm, int *usable);
 int MPIDI_IBMC_mcast_ibcast_post(MPIDI_IBMC_mcast_req_t * req, void *buf, MPI_Aint len,
-                                 int root, MPIR_Comm * comm, int ready);
+                                 int root, MPIR_Comm * comm, int ready, void *place);
+
+/* A persistent broadcast's receiver (MPI_Bcast_init, once, after _usable
+ * said yes): *place is the netmod's in-place receiver for len bytes at buf
+ * on comm's channel, handed to every _post, or NULL (the root, a channel
+ * not in use, MPIR_CVAR_IBMC_MCAST_RECV_IN_PLACE off, or a buffer the HCA
+ * cannot register: counted in ibmc_mcast_place_refused, printed once with
+ * MPIR_CVAR_IBMC_STATS), in which case the broadcasts are received by
+ * copies.  _place_free releases it with the request (NULL: nothing). */
+int MPIDI_IBMC_mcast_ibcast_place(void *buf, MPI_Aint len, int root, MPIR_Comm * comm,
+                                  void **place);
+void MPIDI_IBMC_mcast_ibcast_place_free(void *place);
 void MPIDI_IBMC_mcast_ibcast_ready(MPIDI_IBMC_mcast_req_t * req);
 int MPIDI_IBMC_mcast_ibcast_test(MPIDI_IBMC_mcast_req_t * req, int root, MPI_Aint len,
                                  int *done);

@@ -162,6 +162,36 @@ void MPIDI_IBMC_pvars_register(void)
               "that broadcast is posted; a root's into its send ring; a co-root's into its "
               "relay ring.  Without loss, one per fragment at every process, two at a "
               "receiver whose broadcast was posted after its packets came.");
+    IBMC_PVAR_MCAST(in_place,
+              "Fragment payloads of MPI_Bcast_init broadcasts the device wrote straight "
+              "to their place in the request's buffer, with no copy "
+              "(MPIR_CVAR_IBMC_MCAST_RECV_IN_PLACE).  Without loss, one per fragment at "
+              "every receiving node leader whose MPI_Start came before the root's packets.");
+    IBMC_PVAR_MCAST(place_armed,
+              "MPI_Start broadcasts whose receives were posted at their fragments' places.");
+    IBMC_PVAR_MCAST(place_ended,
+              "Of those, the ones whose receives still posted were taken back (the queue "
+              "pair flushed): a packet that was not the fragment expected, a lost one, an RC "
+              "copy, or the end of a broadcast that came partly by copies.");
+    IBMC_PVAR_MCAST(place_recvd,
+              "Multicast packets the in-place receive queues took, beside the main queue's "
+              "ibmc_mcast_pkts_recvd: the device hands an armed receiver every packet of its "
+              "group.");
+    IBMC_PVAR_MCAST(place_strays,
+              "Packets of the group that were no fragment of the armed broadcast (a root's "
+              "question, another message's packet, a duplicate) and took one of its "
+              "in-place receives: before any fragment came, the receives start over.");
+    IBMC_PVAR_MCAST(place_moved,
+              "Fragments that landed one receive late behind such a packet and were moved to "
+              "their place: copies, counted in ibmc_mcast_copies too.");
+    IBMC_PVAR_MCAST(shadowed,
+              "The main queue's twins of fragments received in place, dropped uncopied "
+              "(never counted as duplicates).");
+    IBMC_PVAR_MCAST(place_refused,
+              "MPI_Bcast_init requests this process receives by copies because no in-place "
+              "receiver could be made (the buffer could not be registered, or the device "
+              "has too few receive work requests); MPIR_CVAR_IBMC_STATS prints the first "
+              "reason.");
     IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR_MCAST(echoes,

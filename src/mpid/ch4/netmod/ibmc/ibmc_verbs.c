@@ -55,6 +55,35 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
     return 0;
 }
 
+/* A UD QP from RESET (new, or after an error) to RTS with the Q_Key. */
+static int ud_to_rts(ibmc_hca_t * hca, struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
+{
+    struct ibv_qp_attr attr;
+    int rc;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = hca->port;
+    attr.qkey = qkey;
+    rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    if (rc)
+        return fail(e, "ibv_modify_qp(UD, INIT)", rc);
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTR;
+    rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+    if (rc)
+        return fail(e, "ibv_modify_qp(UD, RTR)", rc);
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn = 0;
+    rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    if (rc)
+        return fail(e, "ibv_modify_qp(UD, RTS)", rc);
+    return 0;
+}
+
 /* A UD queue pair on `scq` (sends) and `rcq` (receives), brought to RTS
  * with `qkey`.  With block_self, the device is first asked not to loop the
  * QP's own multicast sends back to its receive queue
@@ -63,8 +92,9 @@ int ibmc_verbs_setup(ibmc_hca_t * hca, int cq_depth, int srq_depth, ibmc_verbs_e
  * *self_blocked says which.  The block is per QP: other processes' QPs on
  * the same device still receive the packet. */
 static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq, uint32_t qkey,
-                        int sq_depth, int rq_depth, int block_self, struct ibv_qp **qp,
-                        uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e)
+                        int sq_depth, int rq_depth, int rq_sge, int block_self,
+                        struct ibv_qp **qp, uint32_t * max_inline, int *self_blocked,
+                        ibmc_verbs_err_t * e)
 {
     struct ibv_qp_init_attr_ex init;
     memset(&init, 0, sizeof(init));
@@ -74,7 +104,7 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq
     init.cap.max_send_wr = sq_depth;
     init.cap.max_recv_wr = rq_depth;
     init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
+    init.cap.max_recv_sge = rq_sge;
     init.pd = hca->pd;
     *qp = NULL;
     for (int block = block_self; block >= 0 && !*qp; block--) {
@@ -92,31 +122,7 @@ static int create_ud_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_cq *rcq
     if (!*qp)
         return fail(e, "ibv_create_qp(UD)", errno);
     *max_inline = init.cap.max_inline_data;
-
-    struct ibv_qp_attr attr;
-    int rc;
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
-    attr.port_num = hca->port;
-    attr.qkey = qkey;
-    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-    if (rc)
-        return fail(e, "ibv_modify_qp(UD, INIT)", rc);
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_RTR;
-    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE);
-    if (rc)
-        return fail(e, "ibv_modify_qp(UD, RTR)", rc);
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_RTS;
-    attr.sq_psn = 0;
-    rc = ibv_modify_qp(*qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-    if (rc)
-        return fail(e, "ibv_modify_qp(UD, RTS)", rc);
-    return 0;
+    return ud_to_rts(hca, *qp, qkey, e);
 }
 
 int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int rq_depth,
@@ -124,7 +130,7 @@ int ibmc_verbs_create_ud_qp(ibmc_hca_t * hca, uint32_t qkey, int sq_depth, int r
 {
     uint32_t max_inline;
     int self_blocked;
-    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, 0, &hca->ud_qp,
+    return create_ud_qp(hca, hca->cq, hca->cq, qkey, sq_depth, rq_depth, 1, 0, &hca->ud_qp,
                         &max_inline, &self_blocked, e);
 }
 
@@ -141,8 +147,42 @@ int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
                                uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e)
 {
-    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, 1, qp, max_inline,
+    return create_ud_qp(hca, scq, rcq, qkey, sq_depth, rq_depth, 1, 1, qp, max_inline,
                         self_blocked, e);
+}
+
+int ibmc_verbs_create_place_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int rq_depth,
+                               int rq_sge, struct ibv_qp **qp, ibmc_verbs_err_t * e)
+{
+    uint32_t max_inline;
+    int self_blocked;
+    int rc = create_ud_qp(hca, cq, cq, qkey, 1, rq_depth, rq_sge, 0, qp, &max_inline,
+                          &self_blocked, e);
+    if (rc && *qp) {
+        ibv_destroy_qp(*qp);
+        *qp = NULL;
+    }
+    return rc;
+}
+
+int ibmc_verbs_ud_restart(ibmc_hca_t * hca, struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e)
+{
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RESET;
+    int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+    if (rc)
+        return fail(e, "ibv_modify_qp(UD, RESET)", rc);
+    return ud_to_rts(hca, qp, qkey, e);
+}
+
+int ibmc_verbs_qp_to_error(struct ibv_qp *qp, ibmc_verbs_err_t * e)
+{
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    int rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+    return rc ? fail(e, "ibv_modify_qp(UD, ERR)", rc) : 0;
 }
 
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,

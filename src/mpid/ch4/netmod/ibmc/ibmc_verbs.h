@@ -63,6 +63,16 @@ int ibmc_verbs_create_mcast_qp(ibmc_hca_t * hca, struct ibv_cq *scq, struct ibv_
                                uint32_t qkey, int sq_depth, int rq_depth, struct ibv_qp **qp,
                                uint32_t * max_inline, int *self_blocked, ibmc_verbs_err_t * e);
 
+/* A persistent broadcast's in-place receive QP (mcast/ibmc_mcast_place.c):
+ * UD, receives only (rq_depth work requests of rq_sge entries), on one
+ * completion queue, with the Q_Key of its group, brought to RTS. */
+int ibmc_verbs_create_place_qp(ibmc_hca_t * hca, struct ibv_cq *cq, uint32_t qkey, int rq_depth,
+                               int rq_sge, struct ibv_qp **qp, ibmc_verbs_err_t * e);
+/* To the error state, which flushes every receive still posted. */
+int ibmc_verbs_qp_to_error(struct ibv_qp *qp, ibmc_verbs_err_t * e);
+/* A UD QP back through RESET to RTS, its queues empty. */
+int ibmc_verbs_ud_restart(ibmc_hca_t * hca, struct ibv_qp *qp, uint32_t qkey, ibmc_verbs_err_t * e);
+
 /* An RC QP attached to the SRQ, in INIT. */
 int ibmc_verbs_create_rc_qp(ibmc_hca_t * hca, int sq_depth, struct ibv_qp **qp,
                             ibmc_verbs_err_t * e);

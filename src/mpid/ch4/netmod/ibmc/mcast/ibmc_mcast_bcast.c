@@ -227,6 +227,25 @@ cvars:
         messages go by zero-copy rendezvous.  0 sends every size by
         multicast.
 
+    - name        : MPIR_CVAR_IBMC_MCAST_RECV_IN_PLACE
+      category    : CH4_IBMC
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Receive the broadcasts of an MPI_Bcast_init request
+        (MPIR_CVAR_IBCAST_INTRA_ALGORITHM=ibmc_mcast) straight into its
+        buffer: MPI_Bcast_init registers the buffer and makes a queue pair
+        on the channel's group whose receives put each fragment's payload
+        at its place, and every MPI_Start posts them again.  A broadcast
+        whose packets come before its MPI_Start, or that meets a loss, a
+        duplicate or another message's packet, is received by copies from
+        there on, with the same result.  The ibmc_mcast_in_place and
+        ibmc_mcast_copies pvars count each way.  false receives every
+        broadcast by copies.
+
     - name        : MPIR_CVAR_IBMC_MCAST_RDMA_ACKS
       category    : CH4_IBMC
       type        : boolean
@@ -501,7 +520,7 @@ int MPIDI_IBMC_mcast_ibcast_usable(MPI_Aint len, MPIR_Comm * comm, int *usable)
 }
 
 int MPIDI_IBMC_mcast_ibcast_post(MPIDI_IBMC_mcast_req_t * req, void *buf, MPI_Aint len,
-                                 int root, MPIR_Comm * comm, int ready)
+                                 int root, MPIR_Comm * comm, int ready, void *place)
 {
     int mpi_errno = MPI_SUCCESS;
     ibmc_mcast_op_t *op = op_of(req);
@@ -519,10 +538,50 @@ int MPIDI_IBMC_mcast_ibcast_post(MPIDI_IBMC_mcast_req_t * req, void *buf, MPI_Ai
                       (unsigned) comm->context_id);
     } else {
         ibmc_mcast_op_post(&c->ch, op, buf, (uint64_t) len, root, ready);
+        op->place = place;
         MPIDI_IBMC_pvars.mcast.bcasts_posted++;
     }
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     return mpi_errno;
+}
+
+int MPIDI_IBMC_mcast_ibcast_place(void *buf, MPI_Aint len, int root, MPIR_Comm * comm,
+                                  void **place)
+{
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    *place = NULL;
+    if (!MPIR_CVAR_IBMC_MCAST_RECV_IN_PLACE || len <= 0 || comm->rank == root || !st)
+        return MPI_SUCCESS;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_mcast_chan_t *c = MPIDI_IBMC_MCAST_CHAN(comm);
+    MPIDI_IBMC_mcast_place_t *p = NULL;
+    char why[192];
+    if (c && ibmc_mcast_chan_is_ready(&c->ch) && st->mcast) {
+        if (MPIDI_IBMC_mcast_place_new(st, buf, (uint64_t) len, &p, why, sizeof(why)) == 0) {
+            *place = p;
+        } else {
+            /* the broadcasts still run, received by copies */
+            MPIDI_IBMC_pvars.mcast.place_refused++;
+            if (MPIR_CVAR_IBMC_STATS && !st->mcast->place_told) {
+                st->mcast->place_told = 1;
+                printf("ibmc-stats: rank %d receives an MPI_Bcast_init request's broadcasts of "
+                       "%ld bytes by copies: %s\n", st->my_rank, (long) len, why);
+                fflush(stdout);
+            }
+        }
+    }
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    return MPI_SUCCESS;
+}
+
+void MPIDI_IBMC_mcast_ibcast_place_free(void *place)
+{
+    MPIDI_IBMC_state_t *st = MPIDI_IBMC_STATE();
+    if (!place || !st)
+        return;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    MPIDI_IBMC_mcast_place_free(st, place);
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
 }
 
 void MPIDI_IBMC_mcast_ibcast_ready(MPIDI_IBMC_mcast_req_t * req)

@@ -29,6 +29,9 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
         MPIDI_IBMC_mcast_chan_release(st, mc, mc->chans);
     for (int k = 0; k < mc->pool.cap; k++)
         MPIDI_IBMC_mcast_group_leave(mc, k);
+    /* persistent requests the application did not free: their QPs and
+     * registrations go before the device's protection domain */
+    MPIDI_IBMC_mcast_place_release_all(mc);
     MPIDI_IBMC_mcast_device_free(mc);
     /* nothing but the boards is left, and nothing polls them */
     mc->finalized = 1;

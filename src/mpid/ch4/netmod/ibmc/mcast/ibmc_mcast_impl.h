@@ -137,6 +137,9 @@ typedef struct MPIDI_IBMC_mcast {
     MPIDI_IBMC_mcast_chan_t *chans;
     int chan_turns;             /* MPIDI_IBMC_mcast_poll's channel loops on the stack */
     MPIDI_IBMC_mcast_boardmem_t *boards;
+    struct MPIDI_IBMC_mcast_place *places;      /* persistent broadcasts' in-place receivers */
+    int place_told;             /* a receiver that could not be made was printed
+                                 * (MPIR_CVAR_IBMC_STATS) */
     ibmc_mcast_pool_t pool;
     MPIDI_IBMC_mcast_group_t groups[IBMC_MCAST_POOL_MAX];
 } MPIDI_IBMC_mcast_t;
@@ -177,6 +180,28 @@ int MPIDI_IBMC_mcast_chan_setup(struct MPIDI_IBMC_state *st, MPIR_Comm * comm,
                                 const ibmc_mcast_ops_t * ops, MPIDI_IBMC_mcast_chan_t ** out);
 void MPIDI_IBMC_mcast_chan_release(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc,
                                    MPIDI_IBMC_mcast_chan_t * c);
+
+/* ibmc_mcast_place.c (L5.3): a persistent broadcast's in-place receiver */
+typedef struct MPIDI_IBMC_mcast_place MPIDI_IBMC_mcast_place_t;
+/* for len bytes at buf (at least 1): its buffer registered, its QP and
+ * receives made; -1 with why (*out NULL) when it cannot be */
+int MPIDI_IBMC_mcast_place_new(struct MPIDI_IBMC_state *st, void *buf, uint64_t len,
+                               MPIDI_IBMC_mcast_place_t ** out, char *why, size_t whylen);
+void MPIDI_IBMC_mcast_place_free(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_place_t * p);
+/* MPI_Finalize: every receiver's verbs resources go; the structures stay
+ * to their owners */
+void MPIDI_IBMC_mcast_place_release_all(MPIDI_IBMC_mcast_t * mc);
+/* the engine's place_arm and place_disarm (ibmc_mcast_engine.h) */
+int MPIDI_IBMC_mcast_place_arm(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_chan_t * c,
+                               MPIDI_IBMC_mcast_place_t * p, void *buf, uint64_t len,
+                               uint32_t nfrags, int *armed);
+int MPIDI_IBMC_mcast_place_disarm(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_place_t * p);
+/* the armed receivers' completions to the engine; *found: how many */
+int MPIDI_IBMC_mcast_place_poll(struct MPIDI_IBMC_state *st, MPIDI_IBMC_mcast_t * mc, int *found);
+/* The sender's GID from the 40 bytes in front of a UD payload: a GRH
+ * (InfiniBand, RoCE v1) or, for RoCE v2 over IPv4, 20 unused bytes and
+ * the IPv4 header, whose source address maps to a GID.  -1: neither. */
+int MPIDI_IBMC_mcast_grh_source(const char *b, union ibv_gid *gid);
 
 /* ibmc_mcast_recv.c (L5.4): MPIDI_IBMC_mcast_poll, MPIDI_IBMC_mcast_recv_rc,
  * MPIDI_IBMC_mcast_serve_retiring (ibmc_mcast.h) */

@@ -4,7 +4,8 @@
  */
 
 /* Layer L5, multicast glue: io (L5.4, beside the receive path, which it
- * does not call).  Below: device (sends reaped, posts to a group), the
+ * does not call).  Below: device (sends reaped, posts to a group), place
+ * (a persistent broadcast's receiver armed and disarmed), the
  * send queue's MPIDI_IBMC_send_ctrl (L4), the netmod's lower layers
  * (the wait turn of ../ibmc_util.h, the clock of ../ibmc_types.h).  Above: bcast (L5.5), which hands
  * this table down to setup (MPIDI_IBMC_mcast_chan_setup's ops), where the
@@ -188,6 +189,20 @@ static int io_write_data(void *io, ibmc_mcast_chan_t * ch, int to, size_t offset
     return board_write(io, ch, to, offset, data, len, written);
 }
 
+/* A persistent broadcast's receiver (ibmc_mcast_place.c) */
+static int io_place_arm(void *io, ibmc_mcast_chan_t * ch, void *place, void *buf, uint64_t len,
+                        uint32_t nfrags, int *armed)
+{
+    return MPIDI_IBMC_mcast_place_arm(io, MPIDI_IBMC_mcast_chan_of(ch), place, buf, len, nfrags,
+                                      armed);
+}
+
+static int io_place_disarm(void *io, ibmc_mcast_chan_t * ch, void *place)
+{
+    (void) ch;
+    return MPIDI_IBMC_mcast_place_disarm(io, place);
+}
+
 static double io_now(void *io)
 {
     (void) io;
@@ -232,5 +247,7 @@ const ibmc_mcast_ops_t MPIDI_IBMC_mcast_ops = {
     .wait = io_wait,
     .poll = io_poll,
     .zalloc = io_zalloc,
-    .free = io_free
+    .free = io_free,
+    .place_arm = io_place_arm,
+    .place_disarm = io_place_disarm
 };

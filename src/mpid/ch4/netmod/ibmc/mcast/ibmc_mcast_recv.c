@@ -5,7 +5,8 @@
 
 /* Layer L5, multicast glue: receive path (L5.4, beside io, which it does
  * not call).  Below: device (receives posted again, sends reaped), group
- * (rdma_cm events), setup (a retired channel's release), the engine, the
+ * (rdma_cm events), setup (a retired channel's release), place (the
+ * in-place receivers' completions, a GRH's source), the engine, the
  * netmod's lower layers.  Above: bcast and finalize (L5.5); the progress
  * engine (L7) polls it and the RC path (L6) hands it IBMC_PKT_MCAST
  * packets.  One call goes up: MPIDI_IBMC_mcast_serve_retiring, at
@@ -113,25 +114,6 @@ static int handle_mcast(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc, int id
     return ibmc_mcast_mcast_in(&c->ch, buf + IBMC_GRH_BYTES, len - IBMC_GRH_BYTES, src);
 }
 
-/* The sender's GID from the 40 bytes in front of a UD payload: a GRH
- * (InfiniBand, RoCE v1) or, for RoCE v2 over IPv4, 20 unused bytes and the
- * IPv4 header, whose source address maps to a GID. */
-static int grh_source(const char *b, union ibv_gid *gid)
-{
-    const unsigned char *u = (const unsigned char *) b;
-    if ((u[20] >> 4) == 4 && (u[20] & 0xf) == 5) {
-        memset(gid, 0, sizeof(*gid));
-        gid->raw[10] = gid->raw[11] = 0xff;
-        memcpy(gid->raw + 12, u + 20 + 12, 4);
-        return 0;
-    }
-    if ((u[0] >> 4) == 6) {
-        memcpy(gid->raw, u + 8, 16);
-        return 0;
-    }
-    return -1;
-}
-
 /* One multicast receive completion through the fault injector. */
 static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
                            const struct ibv_wc *wc)
@@ -141,7 +123,7 @@ static int recv_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     union ibv_gid sgid;
     const union ibv_gid *pgid = NULL;
     if (wc->status == IBV_WC_SUCCESS && (wc->wc_flags & IBV_WC_GRH) &&
-        !grh_source(mc->rbufs + (size_t) idx * mc->rbuf_sz, &sgid))
+        !MPIDI_IBMC_mcast_grh_source(mc->rbufs + (size_t) idx * mc->rbuf_sz, &sgid))
         pgid = &sgid;
     /* a flushed receive: the QP is in the error state and would flush every
      * buffer posted again, so the poll would spin; fatal, as every failed
@@ -208,10 +190,17 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
         mpi_errno = MPIDI_IBMC_mcast_reap_sends(mc, &sent);
         MPIR_ERR_CHECK(mpi_errno);
     }
+    /* persistent broadcasts received in place first: the main queue's
+     * twins of their fragments then find them delivered */
+    int placed = 0;
+    if (mc->places) {
+        mpi_errno = MPIDI_IBMC_mcast_place_poll(st, mc, &placed);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     int n = ibv_poll_cq(mc->cq, IBMC_MCAST_POLL, wc);
     if (n < 0)
         return MPIDI_IBMC_VERBS_ERROR("ibv_poll_cq(multicast)", EIO);
-    *found = n + sent;
+    *found = n + sent + placed;
     for (int i = 0; i < n; i++) {
         mpi_errno = recv_completion(st, mc, &wc[i]);
         MPIR_ERR_CHECK(mpi_errno);
