@@ -23,7 +23,8 @@
 # every byte checked.  An ALGS entry ALG:nonblocking or ALG:persistent runs
 # them as MPI_Ibcast + MPI_Wait or as MPI_Start + MPI_Wait of one
 # MPI_Bcast_init request (MPIR_CVAR_IBCAST_INTRA_ALGORITHM=ALG, binomial
-# being sched_binomial there); ALG:barrier runs MPI_Barrier calls
+# being sched_binomial there), and ALG:persistent-ordered the same with the
+# receivers' MPI_Start before the root's (a barrier between, counted); ALG:barrier runs MPI_Barrier calls
 # (MPIR_CVAR_BARRIER_INTRA_ALGORITHM=ALG, SIZE ignored) and ALG:allreduce
 # MPI_Allreduce calls of SIZE bytes of doubles
 # (MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ALG), rank 0 as the root.  SYSCALLS=1 also counts system calls per broadcast

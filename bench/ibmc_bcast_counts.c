@@ -10,7 +10,8 @@
  * every broadcast.  One barrier after the loop is counted too (a few
  * packets, spread over ITERS).
  *
- * usage: ibmc_bcast_counts SIZE [ITERS [late|blocking|nonblocking|persistent]]
+ * usage: ibmc_bcast_counts SIZE
+ *            [ITERS [late|blocking|nonblocking|persistent|persistent-ordered]]
  * Prints, from rank 0, "bcast-counts: SIDE COUNTER VALUE" lines with the
  * counter's change per broadcast: SIDE root (rank 0) or recv (the mean of
  * the other ranks), then "bcast-counts: ok" or "bcast-counts: FAIL ...".
@@ -28,6 +29,11 @@
  * "nonblocking" makes each broadcast an MPI_Ibcast and its MPI_Wait,
  * "persistent" an MPI_Start and MPI_Wait of one MPI_Bcast_init request
  * (MPIR_CVAR_IBCAST_INTRA_ALGORITHM picks their algorithm).
+ * "persistent-ordered" starts the receivers first: each calls MPI_Start,
+ * then meets the others in an MPI_Barrier on a duplicate of
+ * MPI_COMM_WORLD, and the root calls MPI_Start only after it, as a root
+ * that computes between broadcasts would; the barrier's point-to-point
+ * packets are counted too.
  *
  * "barrier" counts MPI_Barrier calls instead, and "allreduce" MPI_Allreduce
  * calls of SIZE bytes of doubles (MPI_SUM, every element checked), each
@@ -57,7 +63,8 @@ static const char *counters[] = {
     "ibmc_mcast_naks_deferred", "ibmc_mcast_retransmits", "ibmc_mcast_ack_probes",
     "ibmc_mcast_asks_multicast",
     "ibmc_mcast_duplicates", "ibmc_mcast_foreign", "ibmc_mcast_bcasts_posted",
-    "ibmc_mcast_copies", "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
+    "ibmc_mcast_copies", "ibmc_mcast_in_place", "ibmc_mcast_place_recvd",
+    "ibmc_mcast_relays", "ibmc_mcast_fallbacks",
     "ibmc_mcast_arrivals_sent", "ibmc_mcast_arrivals_written", "ibmc_mcast_arrivals_read",
     "ibmc_eager_pkts_sent", "ibmc_eager_pkts_recvd", "ibmc_ctrl_pkts_sent", "ibmc_rdma_reads"
 };
@@ -98,12 +105,21 @@ enum call { C_BCAST, C_BARRIER, C_ALLREDUCE };
  * the persistent request *req), a barrier, or an allreduce of buf's
  * doubles into out. */
 static void one_call(enum call call, unsigned char *buf, double *out, size_t len, int nonblocking,
-                     int persistent, MPI_Request * req)
+                     int persistent, MPI_Request * req, MPI_Comm order)
 {
     if (call == C_BARRIER) {
         MPI_Barrier(MPI_COMM_WORLD);
     } else if (call == C_ALLREDUCE) {
         MPI_Allreduce(buf, out, (int) (len / sizeof(double)), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    } else if (persistent && order != MPI_COMM_NULL) {
+        int rank;
+        MPI_Comm_rank(order, &rank);
+        if (rank != 0)
+            MPI_Start(req);
+        MPI_Barrier(order);
+        if (rank == 0)
+            MPI_Start(req);
+        MPI_Wait(req, MPI_STATUS_IGNORE);
     } else if (persistent) {
         MPI_Start(req);
         MPI_Wait(req, MPI_STATUS_IGNORE);
@@ -126,13 +142,17 @@ int main(int argc, char **argv)
     int iters = argc > 2 ? atoi(argv[2]) : 200;
     const char *mode = argc > 3 ? argv[3] : "blocking";
     int late = !strcmp(mode, "late"), nonblocking = !strcmp(mode, "nonblocking");
-    int persistent = !strcmp(mode, "persistent");
+    int ordered = !strcmp(mode, "persistent-ordered");
+    int persistent = ordered || !strcmp(mode, "persistent");
+    MPI_Comm order = MPI_COMM_NULL;
+    if (ordered)
+        MPI_Comm_dup(MPI_COMM_WORLD, &order);
     enum call call = !strcmp(mode, "barrier") ? C_BARRIER :
         !strcmp(mode, "allreduce") ? C_ALLREDUCE : C_BCAST;
     if (call == C_BCAST && !late && !nonblocking && !persistent && strcmp(mode, "blocking")) {
         if (rank == 0)
             fprintf(stderr, "usage: ibmc_bcast_counts SIZE [ITERS [late|blocking|nonblocking|"
-                    "persistent|barrier|allreduce]]\n");
+                    "persistent|persistent-ordered|barrier|allreduce]]\n");
         MPI_Finalize();
         return 2;
     }
@@ -151,7 +171,7 @@ int main(int argc, char **argv)
     MPI_Request req = MPI_REQUEST_NULL;
     if (persistent)
         MPI_Bcast_init(buf, (int) len, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-    one_call(call, buf, out, len, nonblocking, persistent, &req);
+    one_call(call, buf, out, len, nonblocking, persistent, &req, order);
     settle(0.05);
     if (late) {
         if (rank != 0)
@@ -174,7 +194,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < len; i++)
                 buf[i] = rank == 0 ? byte_of(it, i) : 0xee;
         CALLGRIND_TOGGLE_COLLECT;
-        one_call(call, buf, out, len, nonblocking, persistent, &req);
+        one_call(call, buf, out, len, nonblocking, persistent, &req, order);
         CALLGRIND_TOGGLE_COLLECT;
         for (size_t i = 0; i < nd && call == C_ALLREDUCE && !bad; i++) {
             double w = 0;
@@ -226,6 +246,8 @@ int main(int argc, char **argv)
     }
     if (persistent)
         MPI_Request_free(&req);
+    if (order != MPI_COMM_NULL)
+        MPI_Comm_free(&order);
     free(buf);
     free(out);
     MPI_T_finalize();
