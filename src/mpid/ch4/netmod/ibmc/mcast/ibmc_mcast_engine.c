@@ -596,17 +596,18 @@ int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, con
         }
         return last ? place_end(c, 1) : 0;
     }
-    /* Fragment f's place belongs to a receive still posted: the device
-     * may yet write it, so nothing may go there before the receives are
-     * taken back. */
+    /* Fragment f's place belongs to a receive still posted (one was lost
+     * before it): the device may yet write it, so the receives are taken
+     * back first, and it is moved there once none is left. */
     if (f > j)
-        return place_end(c, 1);
+        CALL(place_end(c, 1));
     unsigned char *at = rx->buf + (size_t) f * rx->payload_max;
     int moved = payload != at;
     if (moved) {
-        /* it came behind a stray, at a place whose receive is done */
+        /* behind a stray or a loss, at a place no receive writes any more */
         if (!ibmc_mcast_rx_awaits(rx, h.seq))
-            return last ? place_end(c, 1) : 0;  /* a duplicate: its twin is judged */
+            return last && rx->armed ? place_end(c, 1) : 0;     /* a duplicate: its twin
+                                                                 * is judged */
         memmove(at, payload, plen);
         c->eng->stats->place_moved++;
     }

@@ -485,14 +485,16 @@ void ibmc_mcast_chan_free(ibmc_mcast_chan_t * c);
 int ibmc_mcast_mcast_in(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src);
 
 /* The j-th receive of the posted message's in-place queue (place_arm)
- * completed: header hdr, payload of plen bytes where the device wrote it,
- * from member src (-1: not a member).  *placed = 1: it was the j-th
- * fragment, from the message's root, delivered without a copy.
- * *placed = 0: it was not (a loss before it, a duplicate, another
- * message's or a foreign packet took the receive): nothing is counted
- * (the main queue's twin is judged), and the in-place receive of this
- * message ends here: the engine has called place_disarm, and the caller
- * drops the queue's other completions. */
+ * completed: header hdr, payload of plen bytes (where the device wrote it,
+ * at the j-th fragment's place, or whole in a bounce when it ran over the
+ * last place), from member src (-1: not a member).  *placed = 1: it was a
+ * fragment of the posted message from its root, delivered: at its place
+ * without a copy (fragment j), or moved there (one that came behind a
+ * stray packet, or after a loss once the receives were taken back).
+ * *placed = 0: anything else, counted by its twin on the main queue.  The
+ * engine may have called place_disarm, and place_arm again (the receives
+ * started over): the caller then drops the rest of the completions it
+ * holds. */
 int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, const void *payload,
                          size_t plen, int src, int *placed);
 
