@@ -128,6 +128,8 @@ static int sched_flat(void *buffer, MPI_Aint count, MPI_Datatype datatype, int r
      * issued as the schedule starts */
     int type = MPIR_TSP_sched_new_type(sched, mcast_post, mcast_complete, mcast_free);
     mpi_errno = MPIR_TSP_sched_generic(type, v, sched, 0, NULL, &vtx);
+    if (mpi_errno)
+        mcast_free(v);  /* no vertex: the schedule's free would not release it */
     MPIR_ERR_CHECK(mpi_errno);
     if (!ready)
         *go = v;

@@ -190,8 +190,9 @@ void MPIDI_IBMC_pvars_register(void)
     IBMC_PVAR_MCAST(place_refused,
               "MPI_Bcast_init requests this process receives by copies because no in-place "
               "receiver could be made (the buffer could not be registered, or the device "
-              "has too few receive work requests); MPIR_CVAR_IBMC_STATS prints the first "
-              "reason.");
+              "has too few receive work requests), or because the device refused one later "
+              "(an attach to the group, a restart); MPIR_CVAR_IBMC_STATS prints the "
+              "reasons.");
     IBMC_PVAR_MCAST(duplicates,
               "Multicast packets dropped because they were already delivered or held.");
     IBMC_PVAR_MCAST(echoes,

@@ -1368,17 +1368,7 @@ static int place_arm(ibmc_mcast_chan_t * c, void *place)
     if (!place || !ops->place_arm || c->cur.root == c->rank || c->mismatch || !c->rx.posted ||
         c->rx.got != 0 || is_coroot(c, c->cur.root))
         return 0;
-    /* The previous broadcasts' tail acknowledged first: a root whose last
-     * packets stay unacknowledged asks the group (probe_laggards), and
-     * its question, which every receiver of the group gets, would take
-     * this broadcast's first receive. */
     int err;
-    if (c->rx.acked != c->rx.next && c->rx.ack_root >= 0 && c->rx.ack_root != c->rank) {
-        ibmc_mcast_rx_want_ack(&c->rx, c->rx.next - 1);
-        CALL(after_packet(c));
-        if (c->rx.got != 0 || !c->rx.posted)
-            return 0;
-    }
     /* from here on the window writes nothing into the buffer */
     int again = c->place == place && c->place_seq == c->rx.first && c->place_rearms;
     c->rx.armed = 1;
@@ -1394,6 +1384,19 @@ static int place_arm(ibmc_mcast_chan_t * c, void *place)
         ibmc_mcast_rx_shadow(&c->rx);
     c->eng->stats->place_armed += c->rx.armed && !again;
     return err;
+}
+
+/* Before a broadcast received in place starts: the previous broadcast's
+ * tail acknowledged to its root now, not at this member's next turn in
+ * the ACK schedule.  A root whose last packets stay unacknowledged asks
+ * the group (probe_laggards), and its question, which every receiver of
+ * the group gets, would take the new broadcast's first receive. */
+static int ack_tail(ibmc_mcast_chan_t * c)
+{
+    if (c->rx.acked == c->rx.next || c->rx.ack_root < 0 || c->rx.ack_root == c->rank)
+        return 0;
+    ibmc_mcast_rx_want_ack(&c->rx, c->rx.next - 1);
+    return after_packet(c);
 }
 
 /* The posted broadcasts, in order, as far as each can go without waiting:
@@ -1414,6 +1417,8 @@ static int ops_turn(ibmc_mcast_chan_t * c)
             if (!op->ready)
                 break;
             op->state = IBMC_MCAST_OP_RUNNING;
+            if (op->place && (err = ack_tail(c)))
+                break;
             if ((err = ibmc_mcast_bcast_start(c, op->buf, op->len, op->root)))
                 break;
             if ((err = place_arm(c, op->place)))

@@ -25,13 +25,15 @@ void MPIDI_IBMC_mcast_finalize(MPIDI_IBMC_state_t * st)
     MPIDI_IBMC_mcast_t *mc = st->mcast;
     if (!mc)
         return;
+    /* persistent requests the application did not free: their QPs leave
+     * the groups while the groups are known, and go with their
+     * registrations before the channels and the device's protection
+     * domain */
+    MPIDI_IBMC_mcast_place_release_all(mc);
     while (mc->chans)
         MPIDI_IBMC_mcast_chan_release(st, mc, mc->chans);
     for (int k = 0; k < mc->pool.cap; k++)
         MPIDI_IBMC_mcast_group_leave(mc, k);
-    /* persistent requests the application did not free: their QPs and
-     * registrations go before the device's protection domain */
-    MPIDI_IBMC_mcast_place_release_all(mc);
     MPIDI_IBMC_mcast_device_free(mc);
     /* nothing but the boards is left, and nothing polls them */
     mc->finalized = 1;

@@ -41,6 +41,7 @@ struct MPIDI_IBMC_mcast_place {
     MPIDI_IBMC_mcast_chan_t *chan;      /* armed: the channel it receives for */
     int armed;
     int dirty;                  /* flushed: back through RESET before the next arm */
+    int broken;                 /* the device refused it once: copies from then on */
     int group;                  /* the pool entry its QP is attached to, or -1 */
     struct ibv_cq *cq;
     struct ibv_qp *qp;
@@ -103,9 +104,10 @@ int MPIDI_IBMC_mcast_place_new(MPIDI_IBMC_state_t * st, void *buf, uint64_t len,
     }
     uint64_t nfrags = (len + mc->payload_max - 1) / mc->payload_max;
     if (nfrags > (uint64_t) MPL_MIN(st->hca.dev_attr.max_qp_wr, st->hca.dev_attr.max_cqe - 1) ||
-        st->hca.dev_attr.max_sge < 3) {
+        st->hca.dev_attr.max_sge < 3 || st->hca.dev_attr.max_mcast_qp_attach < 2) {
         snprintf(why, whylen, "%" PRIu64 " fragments need as many receive work requests of 3 "
-                 "entries, more than %s allows", nfrags, st->hca_name);
+                 "entries on a second queue pair of the group, more than %s allows", nfrags,
+                 st->hca_name);
         return -1;
     }
     MPIDI_IBMC_mcast_place_t *p = MPL_calloc(1, sizeof(*p), MPL_MEM_OTHER);
@@ -207,6 +209,27 @@ void MPIDI_IBMC_mcast_place_release_all(MPIDI_IBMC_mcast_t * mc)
     mc->places = NULL;
 }
 
+static int drain(MPIDI_IBMC_mcast_place_t * p);
+
+/* A receiver the device will not take any more (attach, restart or post
+ * refused, say at a limit of QPs per group): its receives taken back, and
+ * never armed again; its broadcasts are copied. */
+static void place_broken(MPIDI_IBMC_mcast_place_t * p, const char *call, int err)
+{
+    ibmc_verbs_err_t e;
+    p->broken = 1;
+    MPIDI_IBMC_pvars.mcast.place_refused++;
+    if (MPIR_CVAR_IBMC_STATS) {
+        char ebuf[96];
+        printf("ibmc-stats: an MPI_Bcast_init request's broadcasts of %lu bytes are copied "
+               "from now on: %s failed: %s\n", (unsigned long) p->len, call,
+               MPIR_Strerror(err, ebuf, sizeof(ebuf)));
+        fflush(stdout);
+    }
+    if (p->qp && !ibmc_verbs_qp_to_error(p->qp, &e))
+        p->dirty = 1;
+}
+
 int MPIDI_IBMC_mcast_place_arm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t * c,
                                MPIDI_IBMC_mcast_place_t * p, void *buf, uint64_t len,
                                uint32_t nfrags, int *armed)
@@ -216,13 +239,16 @@ int MPIDI_IBMC_mcast_place_arm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t 
     struct ibv_recv_wr *bad;
     *armed = 0;
     /* another buffer or shape than the one registered (not the request's
-     * broadcast), a receiver released by MPI_Finalize, or one in use */
-    if (p->armed || !p->qp || p->buf != buf || p->len != len || p->nfrags != nfrags ||
-        p->payload_max != mc->payload_max || c->group < 0)
+     * broadcast), a receiver released by MPI_Finalize or broken, or one in
+     * use */
+    if (p->armed || p->broken || !p->qp || p->buf != buf || p->len != len ||
+        p->nfrags != nfrags || p->payload_max != mc->payload_max || c->group < 0)
         return MPI_SUCCESS;
     if (p->dirty) {
-        if (ibmc_verbs_ud_restart(&st->hca, p->qp, RDMA_UDP_QKEY, &e))
-            return MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
+        if (ibmc_verbs_ud_restart(&st->hca, p->qp, RDMA_UDP_QKEY, &e)) {
+            place_broken(p, e.call, e.err);
+            return MPI_SUCCESS;
+        }
         p->dirty = 0;
     }
     if (p->group != c->group) {
@@ -234,13 +260,21 @@ int MPIDI_IBMC_mcast_place_arm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t 
         }
         g = &mc->groups[c->group];
         int rc = ibv_attach_mcast(p->qp, &g->mgid, g->mlid);
-        if (rc)
-            return MPIDI_IBMC_VERBS_ERROR("ibv_attach_mcast(in-place receiver)", rc);
+        if (rc) {
+            place_broken(p, "ibv_attach_mcast(in-place receiver)", rc);
+            return MPI_SUCCESS;
+        }
         p->group = c->group;
     }
     int rc = ibv_post_recv(p->qp, &p->wr[0], &bad);
-    if (rc)
-        return MPIDI_IBMC_VERBS_ERROR("ibv_post_recv(in place)", rc);
+    if (rc) {
+        /* the receives before bad are posted: the error state takes them
+         * back, and the flush is drained at the next restart, never */
+        p->posted = (uint32_t) (bad - p->wr);
+        p->taken = 0;
+        place_broken(p, "ibv_post_recv(in place)", rc);
+        return drain(p);
+    }
     MPIDI_IBMC_pvars.mcast.post_calls++;
     p->posted = nfrags;
     p->taken = 0;
@@ -251,19 +285,10 @@ int MPIDI_IBMC_mcast_place_arm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t 
     return MPI_SUCCESS;
 }
 
-int MPIDI_IBMC_mcast_place_disarm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_place_t * p)
+/* Every receive of this arm back (the QP in the error state): once all
+ * are, the device writes the buffer no more. */
+static int drain(MPIDI_IBMC_mcast_place_t * p)
 {
-    ibmc_verbs_err_t e;
-    (void) st;
-    p->armed = 0;
-    p->chan = NULL;
-    if (p->taken == p->posted || !p->qp)
-        return MPI_SUCCESS;
-    /* the error state flushes every receive still posted: once all are
-     * back, the device writes the buffer no more */
-    if (ibmc_verbs_qp_to_error(p->qp, &e))
-        return MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
-    p->dirty = 1;
     double deadline = MPIDI_IBMC_now() + 10.0;
     while (p->taken < p->posted) {
         struct ibv_wc wc[IBMC_MCAST_POLL];
@@ -275,6 +300,21 @@ int MPIDI_IBMC_mcast_place_disarm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_plac
             return MPIDI_IBMC_VERBS_ERROR("flushing the in-place receives", ETIMEDOUT);
     }
     return MPI_SUCCESS;
+}
+
+int MPIDI_IBMC_mcast_place_disarm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_place_t * p)
+{
+    ibmc_verbs_err_t e;
+    (void) st;
+    p->armed = 0;
+    p->chan = NULL;
+    if (p->taken == p->posted || !p->qp)
+        return MPI_SUCCESS;
+    /* the error state flushes every receive still posted */
+    if (ibmc_verbs_qp_to_error(p->qp, &e))
+        return MPIDI_IBMC_VERBS_ERROR(e.call, e.err);
+    p->dirty = 1;
+    return drain(p);
 }
 
 /* One completion of an armed receiver, in order. */
@@ -302,9 +342,10 @@ static int place_completion(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_t * mc,
     union ibv_gid sgid;
     int root = ibmc_mcast_chan_posted_root(&c->ch);
     int src = root >= 0 && c->qpn[root] == wc->src_qp ? root : -1;
-    if (src >= 0 && (wc->wc_flags & IBV_WC_GRH) && (MPIDI_IBMC_mcast_grh_source(h, &sgid) ||
-                                                    memcmp(sgid.raw,
-                                                           st->cards[c->world[src]].gid, 16)))
+    /* the main path's rule (ibmc_mcast_recv.c): a GID that can be read
+     * must be the root's */
+    if (src >= 0 && (wc->wc_flags & IBV_WC_GRH) && !MPIDI_IBMC_mcast_grh_source(h, &sgid) &&
+        memcmp(sgid.raw, st->cards[c->world[src]].gid, 16))
         src = -1;
     /* a packet longer than the last fragment that took the last receive
      * (a fragment behind a stray, or another packet): its payload is at

@@ -127,6 +127,7 @@ void ibmc_mcast_rx_shadow(ibmc_mcast_rx_t * rx)
     rx->shadow_first = rx->first;
     rx->shadow_n = rx->nfrags;
     rx->shadow_root = rx->root;
+    rx->shadow_len = rx->len;
 }
 
 ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet_at(ibmc_mcast_rx_t * rx, const void *hdr,
@@ -163,6 +164,7 @@ ibmc_mcast_rx_verdict_t ibmc_mcast_rx_packet_at(ibmc_mcast_rx_t * rx, const void
     int32_t d = ibmc_mcast_seq_diff(h.seq, rx->next);
     uint32_t k = h.seq - rx->shadow_first;
     if (rx->shadow_n && k < rx->shadow_n && src == rx->shadow_root && h.frag == k &&
+        h.msg_len == rx->shadow_len &&
         !(rx->posted && payload == rx->buf + frag_offset(rx, h.frag)) &&
         (rx->armed || d < 0 ||
          ((uint32_t) d < rx->window && slot_of(rx, h.seq)->state == IBMC_MCAST_SLOT_DONE)))

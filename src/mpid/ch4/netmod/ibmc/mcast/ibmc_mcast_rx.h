@@ -141,6 +141,7 @@ typedef struct {
      * delivered, is IBMC_MCAST_RX_SHADOWED too, never a duplicate. */
     uint32_t shadow_first, shadow_n;
     int shadow_root;
+    uint64_t shadow_len;
 } ibmc_mcast_rx_t;
 
 /* window must be a power of two, at most IBMC_MCAST_WINDOW_MAX; slots has
