@@ -553,7 +553,7 @@ static int deliver(ibmc_mcast_chan_t * c, const void *pkt, size_t len, int src, 
                       len - sizeof(ibmc_mcast_hdr_t), src, via_rc);
 }
 
-static int place_arm(ibmc_mcast_chan_t * c, void *place);
+static int place_arm(ibmc_mcast_chan_t * c, void *place, int rearm);
 
 /* Rearms a broadcast's in-place receive at most this often: a stray
  * packet in its first receive (a root's question about the message
@@ -592,7 +592,7 @@ int ibmc_mcast_placed_in(ibmc_mcast_chan_t * c, uint32_t j, const void *hdr, con
             void *place = c->place;
             c->place_rearms++;
             CALL(place_end(c, 0));
-            return place_arm(c, place);
+            return place_arm(c, place, 1);
         }
         return last ? place_end(c, 1) : 0;
     }
@@ -1361,7 +1361,7 @@ void ibmc_mcast_op_post(ibmc_mcast_chan_t * c, ibmc_mcast_op_t * op, void *buf, 
  * for it was copied by the start, and the receives would be one off).
  * Not at a co-root of its root, which keeps every packet whole for its
  * subtree. */
-static int place_arm(ibmc_mcast_chan_t * c, void *place)
+static int place_arm(ibmc_mcast_chan_t * c, void *place, int rearm)
 {
     const ibmc_mcast_ops_t *ops = c->eng->ops;
     int armed = 0;
@@ -1370,19 +1370,17 @@ static int place_arm(ibmc_mcast_chan_t * c, void *place)
         return 0;
     int err;
     /* from here on the window writes nothing into the buffer */
-    int again = c->place == place && c->place_seq == c->rx.first && c->place_rearms;
     c->rx.armed = 1;
     c->place = place;
-    c->place_seq = c->rx.first;
     c->place_from = c->rx.in_place;
-    if (!again)
+    if (!rearm)
         c->place_rearms = 0;
     err = ops->place_arm(c->eng->io, c, place, c->rx.buf, c->rx.len, c->rx.nfrags, &armed);
     if (err || !armed)
         c->rx.armed = 0;
     else
         ibmc_mcast_rx_shadow(&c->rx);
-    c->eng->stats->place_armed += c->rx.armed && !again;
+    c->eng->stats->place_armed += c->rx.armed && !rearm;
     return err;
 }
 
@@ -1421,7 +1419,7 @@ static int ops_turn(ibmc_mcast_chan_t * c)
                 break;
             if ((err = ibmc_mcast_bcast_start(c, op->buf, op->len, op->root)))
                 break;
-            if ((err = place_arm(c, op->place)))
+            if ((err = place_arm(c, op->place, 0)))
                 break;
         }
         if ((err = ibmc_mcast_bcast_test(c, &done)) || !done)

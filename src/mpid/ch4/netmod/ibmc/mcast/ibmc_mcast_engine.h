@@ -358,7 +358,6 @@ struct ibmc_mcast_chan {
     ibmc_mcast_op_t *ops_head, *ops_tail;
     void *place;                /* the running op's place, while rx.armed */
     uint64_t place_from;        /* rx.in_place when it was armed */
-    uint32_t place_seq;         /* the armed message's first position */
     int place_rearms;           /* its receives started over (ibmc_mcast_placed_in) */
     int ops_driving;            /* the queue's turn is on the stack: a poll the engine
                                  * runs from inside it does not take another */
