@@ -412,6 +412,18 @@ static int chan_for(MPIR_Comm * comm, MPI_Aint len, MPIDI_IBMC_mcast_chan_t ** o
     return mpi_errno;
 }
 
+/* c's broadcast of len bytes from root, behind any posted broadcast of
+ * its communicator's (ibmc_mcast_bcast), as MPI orders a communicator's
+ * collectives; a root's message of another length is MPI_ERR_TRUNCATE. */
+static int chan_bcast(MPIDI_IBMC_mcast_chan_t * c, void *buf, MPI_Aint len, int root)
+{
+    int mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, root);
+    if (!mpi_errno && c->ch.mismatch)
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len", "**ibmc_mcast_len %d %d",
+                      root, (int) len);
+    return mpi_errno;
+}
+
 int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, int *used)
 {
     int mpi_errno = MPI_SUCCESS, trivial;
@@ -419,86 +431,52 @@ int MPIDI_IBMC_mcast_bcast(void *buf, MPI_Aint len, int root, MPIR_Comm * comm, 
     *used = 0;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
     mpi_errno = chan_for(comm, len, &c, &trivial);
-    MPIR_ERR_CHECK(mpi_errno);
     *used = trivial;
-    if (!c)
-        goto fn_exit;
-    /* behind any posted broadcast of comm's (ibmc_mcast_bcast) */
-    mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, root);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (c->ch.mismatch) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
-                             "**ibmc_mcast_len %d %d", root, (int) len);
+    if (!mpi_errno && c) {
+        mpi_errno = chan_bcast(c, buf, len, root);
+        *used = !mpi_errno;
     }
-    *used = 1;
-
-  fn_exit:
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
-int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used)
+/* MPI_Barrier (len 0) and the small MPI_Allreduce: the node leaders'
+ * arrivals, or partial results combined with combine, up the board tree
+ * of fanout children a parent (mcast/ibmc_mcast_arrive.h), then rank 0's
+ * release: a byte, or the result in buf, the same bits to all. */
+static int tree_then_release(void *buf, MPI_Aint len, MPIR_Comm * comm, int fanout,
+                             MPIDI_IBMC_combine_fn combine, void *ctx, int *used)
 {
     int mpi_errno = MPI_SUCCESS, trivial;
     MPIDI_IBMC_mcast_chan_t *c;
     unsigned char release = 0;
     *used = 0;
     MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-    mpi_errno = chan_for(comm, 1, &c, &trivial);
-    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = chan_for(comm, len ? len : 1, &c, &trivial);
     *used = trivial;
-    if (!c)
+    if (mpi_errno || !c)
         goto fn_exit;
-    mpi_errno = ibmc_mcast_arrive(&c->ch, fanout);
-    MPIR_ERR_CHECK(mpi_errno);
-    /* behind any posted broadcast of comm's, as MPI orders collectives */
-    mpi_errno = ibmc_mcast_bcast(&c->ch, &release, 1, 0);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (c->ch.mismatch) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
-                             "**ibmc_mcast_len %d %d", 0, 1);
-    }
-    *used = 1;
-
+    mpi_errno = len ? ibmc_mcast_reduce(&c->ch, fanout, buf, (size_t) len, combine, ctx) :
+        ibmc_mcast_arrive(&c->ch, fanout);
+    if (!mpi_errno)
+        mpi_errno = len ? chan_bcast(c, buf, len, 0) : chan_bcast(c, &release, 1, 0);
+    *used = !mpi_errno;
   fn_exit:
     MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
     return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+}
+
+int MPIDI_IBMC_mcast_barrier(MPIR_Comm * comm, int fanout, int *used)
+{
+    return tree_then_release(NULL, 0, comm, fanout, NULL, NULL, used);
 }
 
 int MPIDI_IBMC_mcast_allreduce(void *buf, MPI_Aint len, MPIR_Comm * comm, int fanout,
                                MPIDI_IBMC_combine_fn combine, void *ctx, int *used)
 {
-    int mpi_errno = MPI_SUCCESS, trivial;
-    MPIDI_IBMC_mcast_chan_t *c;
     MPL_COMPILE_TIME_ASSERT(MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES == IBMC_MCAST_PARTIAL_BYTES);
-    *used = 0;
     MPIR_Assert(len > 0 && len <= MPIDI_IBMC_MCAST_REDUCE_MAX_BYTES);
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-    mpi_errno = chan_for(comm, len, &c, &trivial);
-    MPIR_ERR_CHECK(mpi_errno);
-    *used = trivial;
-    if (!c)
-        goto fn_exit;
-    mpi_errno = ibmc_mcast_reduce(&c->ch, fanout, buf, (size_t) len, combine, ctx);
-    MPIR_ERR_CHECK(mpi_errno);
-    /* rank 0's buf holds everyone's result: the same bits to all */
-    mpi_errno = ibmc_mcast_bcast(&c->ch, buf, (uint64_t) len, 0);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (c->ch.mismatch) {
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_TRUNCATE, "**ibmc_mcast_len",
-                             "**ibmc_mcast_len %d %d", 0, (int) len);
-    }
-    *used = 1;
-
-  fn_exit:
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return tree_then_release(buf, len, comm, fanout, combine, ctx, used);
 }
 
 /* The engine's posted broadcast lives in the caller's MPIDI_IBMC_mcast_req_t. */
