@@ -138,6 +138,7 @@ typedef struct MPIDI_IBMC_mcast {
     int chan_turns;             /* MPIDI_IBMC_mcast_poll's channel loops on the stack */
     MPIDI_IBMC_mcast_boardmem_t *boards;
     struct MPIDI_IBMC_mcast_place *places;      /* persistent broadcasts' in-place receivers */
+    int places_armed;           /* of those, the ones whose receives are posted: polled */
     int place_told;             /* a receiver that could not be made was printed
                                  * (MPIR_CVAR_IBMC_STATS) */
     ibmc_mcast_pool_t pool;

@@ -207,6 +207,7 @@ void MPIDI_IBMC_mcast_place_release_all(MPIDI_IBMC_mcast_t * mc)
         release_verbs(mc, p);
     }
     mc->places = NULL;
+    mc->places_armed = 0;
 }
 
 static int drain(MPIDI_IBMC_mcast_place_t * p);
@@ -281,6 +282,7 @@ int MPIDI_IBMC_mcast_place_arm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_chan_t 
     p->armed = 1;
     p->arms++;
     p->chan = c;
+    mc->places_armed++;
     *armed = 1;
     return MPI_SUCCESS;
 }
@@ -305,7 +307,7 @@ static int drain(MPIDI_IBMC_mcast_place_t * p)
 int MPIDI_IBMC_mcast_place_disarm(MPIDI_IBMC_state_t * st, MPIDI_IBMC_mcast_place_t * p)
 {
     ibmc_verbs_err_t e;
-    (void) st;
+    st->mcast->places_armed -= p->armed;
     p->armed = 0;
     p->chan = NULL;
     if (p->taken == p->posted || !p->qp)

@@ -193,7 +193,7 @@ int MPIDI_IBMC_mcast_poll(MPIDI_IBMC_state_t * st, int *found)
     /* persistent broadcasts received in place first: the main queue's
      * twins of their fragments then find them delivered */
     int placed = 0;
-    if (mc->places) {
+    if (mc->places_armed) {
         mpi_errno = MPIDI_IBMC_mcast_place_poll(st, mc, &placed);
         MPIR_ERR_CHECK(mpi_errno);
     }
