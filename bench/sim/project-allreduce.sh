@@ -234,16 +234,6 @@ md=$OUT/allreduce.md
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
-    # the committed selection file's MPI_Allreduce rule, from this table (tuning.py)
-    sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
-    python3 tuning.py --extend "$sel" "$sel" --allreduce "$tsv" || fail=1
-    top=$(cd ../.. && pwd)
-    if py=$(matplotlib_python); then
-        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_allreduce.png" || fail=1
-    else
-        echo "project-allreduce: no matplotlib (python3-matplotlib): no figure" >&2
-    fi
-    splice_doc "$doc" "$md" sim-allreduce "MPI_Allreduce projection to 8-8192 nodes (SIMULATED)" \
-        bench/sim/project-allreduce.sh "$top/doc/img/sim_allreduce.png" || fail=1
+    publish_sync allreduce "$tsv" "$md" "$doc" "MPI_Allreduce projection to 8-8192 nodes (SIMULATED)" || fail=1
 fi
 exit $fail

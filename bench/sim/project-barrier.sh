@@ -149,16 +149,6 @@ md=$OUT/barrier.md
 } >"$md"
 cat "$md"
 if [ -n "$doc" ]; then
-    # the committed selection file's MPI_Barrier rule, from this table (tuning.py)
-    sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
-    python3 tuning.py --extend "$sel" "$sel" --barrier "$tsv" || fail=1
-    top=$(cd ../.. && pwd)
-    if py=$(matplotlib_python); then
-        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_barrier.png" || fail=1
-    else
-        echo "project-barrier: no matplotlib (python3-matplotlib): no figure" >&2
-    fi
-    splice_doc "$doc" "$md" sim-barrier "MPI_Barrier projection to 8-8192 nodes (SIMULATED)" \
-        bench/sim/project-barrier.sh "$top/doc/img/sim_barrier.png" || fail=1
+    publish_sync barrier "$tsv" "$md" "$doc" "MPI_Barrier projection to 8-8192 nodes (SIMULATED)" || fail=1
 fi
 exit $fail

@@ -114,6 +114,25 @@ print("%s: updated %s" % (script, doc), file=sys.stderr)
 PY
 }
 
+# publish_sync NAME TSV MD DOC TITLE: the --doc step of project-NAME.sh
+# (barrier, allreduce), run in bench/sim: the committed selection file's
+# NAME rule from TSV (tuning.py --NAME), doc/img/sim_NAME.png, and MD
+# spliced into DOC's region sim-NAME under TITLE; 1 if any step failed
+publish_sync() {
+    local name=$1 tsv=$2 md=$3 doc=$4 title=$5 rc=0 top py
+    local sel=../../maint/tuning/coll/ibmc/ibmc-sim-tuning.json
+    python3 tuning.py --extend "$sel" "$sel" "--$name" "$tsv" || rc=1
+    top=$(cd ../.. && pwd)
+    if py=$(matplotlib_python); then
+        "$py" plot_projection.py "$tsv" "$top/doc/img/sim_$name.png" || rc=1
+    else
+        echo "project-$name: no matplotlib (python3-matplotlib): no figure" >&2
+    fi
+    splice_doc "$doc" "$md" "sim-$name" "$title" "bench/sim/project-$name.sh" \
+        "$top/doc/img/sim_$name.png" || rc=1
+    return $rc
+}
+
 # projection_dirs [--doc FILE] [OUTDIR]: the arguments of project.sh and
 # project-allgather.sh: sets doc (absolute, or empty) and OUT (absolute,
 # created, default /tmp/ibmc_projection), then enters bench/sim
